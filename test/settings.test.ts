@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { BUNDLED_EXAMPLES_ROOT, loadSettings, SettingsError } from '../src/runtime/settings.js';
+import { tempDir } from './helpers/tmp.js';
+
+const HOME = '/home/someone';
+
+test('defaults follow SPEC §2', () => {
+  const cwd = tempDir();
+  const s = loadSettings({ HOME }, cwd);
+  assert.equal(s.root, BUNDLED_EXAMPLES_ROOT);
+  assert.equal(s.usingBundledExamples, true);
+  assert.equal(s.home, join(HOME, '.hermes', 'rl_training'));
+  assert.equal(s.python, 'python3');
+  assert.deepEqual([s.apiPort, s.inferencePort], [8000, 8001]);
+  assert.equal(s.statusMinIntervalSeconds, 1800);
+  assert.equal(s.stopGraceSeconds, 10);
+  assert.equal(s.stopRunsOnExit, false);
+  assert.equal(s.wandb.project, 'atropos-tinker');
+  assert.equal(s.wandb.baseUrl, 'https://api.wandb.ai');
+  assert.equal(s.locked.env.total_steps, 2500);
+  assert.equal(s.locked.tinker.lora_rank, 32);
+  assert.equal(s.locked.openai.server_type, 'sglang');
+});
+
+test('HERMES_HOME moves RL_HOME; ./tinker-atropos is picked up when present', () => {
+  const cwd = tempDir();
+  mkdirSync(join(cwd, 'tinker-atropos', '.venv', 'bin'), { recursive: true });
+  writeFileSync(join(cwd, 'tinker-atropos', '.venv', 'bin', 'python'), '');
+  const s = loadSettings({ HERMES_HOME: '/srv/hermes' }, cwd);
+  assert.equal(s.home, '/srv/hermes/rl_training');
+  assert.equal(s.root, join(cwd, 'tinker-atropos'));
+  assert.equal(s.python, join(cwd, 'tinker-atropos', '.venv', 'bin', 'python'));
+  assert.equal(s.usingBundledExamples, false);
+});
+
+test('bad values stop with one clear line', () => {
+  const cwd = tempDir();
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ RL_API_PORT: 'abc' }, /RL_API_PORT="abc" is not a whole number/],
+    [{ RL_API_PORT: '70000' }, /RL_API_PORT=70000 is out of range/],
+    [{ RL_API_PORT: '9000', RL_INFERENCE_PORT: '9000' }, /both 9000/],
+    [{ RL_STOP_GRACE_SECONDS: '-1' }, /RL_STOP_GRACE_SECONDS/],
+    [{ RL_STOP_RUNS_ON_EXIT: 'maybe' }, /not a flag/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL=loud/],
+    [{ TINKER_ATROPOS_ROOT: '/does/not/exist' }, /TINKER_ATROPOS_ROOT=\/does\/not\/exist does not exist/],
+    [{ RL_MCP_CONFIG: join(cwd, 'missing.yaml') }, /does not exist: create it or unset RL_MCP_CONFIG/],
+    [{ WANDB_BASE_URL: 'ftp://x' }, /WANDB_BASE_URL/],
+  ];
+  for (const [env, pattern] of cases) {
+    assert.throws(() => loadSettings({ HOME, ...env }, cwd), (err: unknown) => {
+      assert.ok(err instanceof SettingsError, `expected SettingsError for ${JSON.stringify(env)}`);
+      assert.match(err.message, pattern);
+      assert.ok(!err.message.includes('\n'), 'one line');
+      return true;
+    });
+  }
+});
+
+test('RL_MCP_CONFIG sets keys and locked values; the environment wins', () => {
+  const cwd = tempDir();
+  const file = join(cwd, 'rl.yaml');
+  writeFileSync(
+    file,
+    ['RL_API_PORT: 9100', 'RL_INFERENCE_PORT: 9101', 'WANDB_PROJECT: from-file', 'locked:', '  env:', '    total_steps: 20', '  tinker:', '    lora_rank: 8', 'unlocked: [steps_per_eval]', ''].join('\n'),
+  );
+  const s = loadSettings({ HOME, RL_MCP_CONFIG: file, RL_API_PORT: '9200' }, cwd);
+  assert.equal(s.apiPort, 9200);
+  assert.equal(s.inferencePort, 9101);
+  assert.equal(s.wandb.project, 'from-file');
+  assert.equal(s.locked.env.total_steps, 20);
+  assert.equal(s.locked.tinker.lora_rank, 8);
+  assert.equal('steps_per_eval' in s.locked.env, false);
+  assert.equal(s.locked.env.tokenizer_name, 'Qwen/Qwen3-8B');
+});
+
+test('RL_MCP_CONFIG errors: malformed YAML, unknown keys, bad sections', () => {
+  const cwd = tempDir();
+  const cases: Array<[string, RegExp]> = [
+    ['RL_API_PORT: [1, 2\n', /is not valid YAML/],
+    ['RL_API_PROT: 1\n', /unknown key 'RL_API_PROT'/],
+    ['- a\n- b\n', /must hold a mapping/],
+    ['locked:\n  envs: {}\n', /unknown section locked.envs/],
+    ['unlocked: total_steps\n', /'unlocked' must be a list/],
+  ];
+  for (const [text, pattern] of cases) {
+    const file = join(cwd, 'bad.yaml');
+    writeFileSync(file, text);
+    assert.throws(() => loadSettings({ HOME, RL_MCP_CONFIG: file }, cwd), pattern);
+  }
+});

@@ -1,12 +1,24 @@
 #!/usr/bin/env node
 /**
- * Entry point: `rl-training-mcp` serves MCP over stdio. stdout carries protocol frames only;
- * everything else goes to stderr and RL_HOME/server.log.
+ * Entry point: `rl-training-mcp` serves MCP over stdio; stdout then carries protocol frames only,
+ * everything else goes to stderr and RL_HOME/server.log. `rl-training-mcp doctor` checks the setup.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { doctorCommand } from './doctorCommand.js';
 import { Runtime } from './runtime/runtime.js';
-import { loadSettings, SettingsError } from './runtime/settings.js';
-import { createServer } from './server.js';
+import { loadSettings, SettingsError, type Settings } from './runtime/settings.js';
+import { createServer, SERVER_VERSION } from './server.js';
+
+const USAGE = `Usage: rl-training-mcp [command]
+
+  (no command)   serve MCP over stdio (what MCP clients run)
+  doctor         check the training setup; exit 0 when training could start, 1 otherwise
+  --version      print the version
+  --help         print this help
+
+Configuration is read from the environment (see README: TINKER_ATROPOS_ROOT, RL_PYTHON, RL_HOME,
+TINKER_API_KEY, WANDB_API_KEY, OPENROUTER_API_KEY, ...) and the optional RL_MCP_CONFIG file.
+`;
 
 /** Hard limit for shutdown: clients (and SDK transports) expect the process gone within 2 s. */
 const SHUTDOWN_DEADLINE_MS = 1800;
@@ -16,15 +28,9 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-async function serve(): Promise<void> {
-  let runtime: Runtime;
-  try {
-    runtime = new Runtime(loadSettings());
-  } catch (err) {
-    if (err instanceof SettingsError) fail(err.message);
-    throw err;
-  }
-  const { logger, settings } = runtime;
+async function serve(settings: Settings): Promise<void> {
+  const runtime = new Runtime(settings);
+  const { logger } = runtime;
   const server = createServer(runtime);
 
   let shuttingDown = false;
@@ -60,4 +66,15 @@ async function serve(): Promise<void> {
   );
 }
 
-serve().catch((err: unknown) => fail(err instanceof Error ? (err.stack ?? err.message) : String(err)));
+async function main(args: string[]): Promise<void> {
+  const [command, ...rest] = args;
+  if (command === '--help' || command === '-h') return void process.stderr.write(USAGE);
+  if (command === '--version' || command === '-v') return void process.stderr.write(`${SERVER_VERSION}\n`);
+  if (rest.length > 0 || (command !== undefined && command !== 'doctor')) fail(`unknown arguments: ${args.join(' ')}\n${USAGE}`);
+  const settings = loadSettings();
+  if (command === 'doctor') process.exit(await doctorCommand(settings, process.stdout));
+  await serve(settings);
+}
+
+// A bad setting ends the process with its one-line message; anything else with its stack.
+main(process.argv.slice(2)).catch((err: unknown) => fail(err instanceof SettingsError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)));

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
+import { registerResources } from './resources/index.js';
 import type { Runtime } from './runtime/runtime.js';
 import { PACKAGE_ROOT } from './runtime/settings.js';
 import { registerTools } from './tools/define.js';
@@ -14,12 +15,14 @@ export function createServer(runtime: Runtime): McpServer {
   const server = new McpServer(
     { name: 'rl-training-mcp', title: 'RL training on Tinker-Atropos', version: SERVER_VERSION },
     {
-      capabilities: { logging: {} },
+      // McpServer declares resources.listChanged on its own but never subscribe (registerResources handles it).
+      capabilities: { logging: {}, resources: { subscribe: true, listChanged: true } },
       instructions: SERVER_INSTRUCTIONS,
       // Bounds the size of any tool's arguments before zod sees them.
       maxToolInputElements: 1000,
     },
   );
   registerTools(server, runtime, ALL_TOOLS);
+  registerResources(server, runtime);
   return server;
 }

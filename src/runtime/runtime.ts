@@ -3,15 +3,25 @@
  * No MCP imports here or anywhere under src/runtime/.
  */
 import { mkdirSync } from 'node:fs';
+import { EnvironmentCatalog } from './discovery.js';
 import { createLogger, type Logger } from './logger.js';
+import { InferenceTests } from './inference/inferenceTests.js';
 import { SecretRedactor } from './redact.js';
+import { RunManager } from './runs/manager.js';
+import { Session } from './session.js';
 import { secretValues, SettingsError, type Settings } from './settings.js';
+import { WandbReader } from './wandb/reader.js';
 
 type Closer = () => Promise<void> | void;
 
 export class Runtime {
   readonly redactor: SecretRedactor;
   readonly logger: Logger;
+  readonly environments: EnvironmentCatalog;
+  readonly session: Session;
+  readonly inferenceTests: InferenceTests;
+  readonly wandb: WandbReader;
+  readonly runs: RunManager;
   private readonly closers: Closer[] = [];
   private closing?: Promise<void>;
 
@@ -26,6 +36,16 @@ export class Runtime {
     }
     this.redactor = new SecretRedactor(secretValues(settings));
     this.logger = opts.logger ?? createLogger({ level: settings.logLevel, home: settings.home, redactor: this.redactor });
+    this.environments = new EnvironmentCatalog(this);
+    this.session = new Session(settings, this.logger, this.environments);
+    this.inferenceTests = new InferenceTests(this);
+    // Inference tests die with the server (unlike training runs, which are adopted later).
+    this.onClose(() => this.inferenceTests.close());
+    this.wandb = new WandbReader(this);
+    this.runs = new RunManager(this, () => this.session.requireSelection());
+    // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
+    // either way their state is on disk and their supervisor locks are released.
+    this.onClose(() => this.runs.close());
   }
 
   /** Registers work to do at shutdown; closers run in reverse order of registration. */

@@ -85,7 +85,8 @@ export interface Settings {
   stageTimeouts: { api: number; trainer: number; env: number };
   introspectTimeoutSeconds: number;
   secrets: Secrets;
-  wandb: { entity?: string; project: string; baseUrl: string };
+  /** `timeoutSeconds`: what one W&B lookup (all its requests and retries) may take. */
+  wandb: { entity?: string; project: string; baseUrl: string; timeoutSeconds: number };
   logLevel: string;
   locked: LockedValues;
   /** Where the values came from, for messages: the config file path if any. */
@@ -117,6 +118,7 @@ const KNOWN_KEYS = [
   'WANDB_ENTITY',
   'WANDB_PROJECT',
   'WANDB_BASE_URL',
+  'RL_WANDB_TIMEOUT_SECONDS',
   'LOG_LEVEL',
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
@@ -290,7 +292,12 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
       wandbApiKey: get('WANDB_API_KEY'),
       openrouterApiKey: get('OPENROUTER_API_KEY'),
     },
-    wandb: { entity: get('WANDB_ENTITY'), project: get('WANDB_PROJECT') ?? 'atropos-tinker', baseUrl },
+    wandb: {
+      entity: get('WANDB_ENTITY'),
+      project: get('WANDB_PROJECT') ?? 'atropos-tinker',
+      baseUrl,
+      timeoutSeconds: parseSeconds('RL_WANDB_TIMEOUT_SECONDS', get('RL_WANDB_TIMEOUT_SECONDS') ?? '20', 1),
+    },
     logLevel,
     locked,
     configFile: configPath ? resolve(cwd, configPath) : undefined,

@@ -1,4 +1,14 @@
 /** Every tool the server offers, in the order of the Hermes workflow. */
 import type { ToolDefinition } from './define.js';
+import { rlListEnvironments } from './rl_list_environments.js';
+import { rlSelectEnvironment } from './rl_select_environment.js';
+import { rlGetCurrentConfig } from './rl_get_current_config.js';
+import { rlEditConfig } from './rl_edit_config.js';
+import { rlStartTraining } from './rl_start_training.js';
+import { rlCheckStatus } from './rl_check_status.js';
+import { rlStopTraining } from './rl_stop_training.js';
+import { rlListRuns } from './rl_list_runs.js';
+import { rlTestInference } from './rl_test_inference.js';
+import { rlDoctor } from './rl_doctor.js';
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [];
+export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlStartTraining, rlCheckStatus, rlStopTraining, rlListRuns, rlTestInference, rlDoctor];

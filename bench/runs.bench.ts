@@ -1,0 +1,112 @@
+/**
+ * Training runs: start-up to `running` with processes that are ready at once (the fake Atropos
+ * API, trainer and environment), beside the seed's fixed 135 s schedule (sleeps of 5 + 30 + 90
+ * + 10 s before it called a run running); and the latency of rl_stop_training for three
+ * well-behaved processes (SIGTERM, each exits at once).
+ */
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDamaged } from '../src/runtime/runs/record.js';
+import { Runtime } from '../src/runtime/runtime.js';
+import { loadSettings } from '../src/runtime/settings.js';
+import { FAKE_PYTHONPATH, FAKES_DIR, freePort, REPO_ROOT } from '../test/helpers/tmp.js';
+import type { BenchFigure } from './run.js';
+
+const ROUNDS = 5;
+const SEED_SCHEDULE_S = 5 + 30 + 90 + 10;
+
+/** A tinker-atropos layout over the fakes (test/helpers/fakeInstall.ts needs node:test; this does not). */
+function install(dir: string): { root: string; python: string } {
+  const root = join(dir, 'tinker-atropos');
+  cpSync(join(REPO_ROOT, 'examples', 'tinker_atropos'), join(root, 'tinker_atropos'), { recursive: true });
+  cpSync(join(FAKES_DIR, 'tinker-atropos', 'launch_training.py'), join(root, 'launch_training.py'));
+  const bin = join(root, '.venv', 'bin');
+  mkdirSync(bin, { recursive: true });
+  const script = (name: string, body: string): string => {
+    writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`);
+    chmodSync(join(bin, name), 0o755);
+    return join(bin, name);
+  };
+  script('run-api', 'exec python3 -m atroposlib.cli.run_api "$@"');
+  // A long step: the run stays in training until the bench stops it.
+  writeFileSync(join(root, 'fake_trainer.json'), JSON.stringify({ step_seconds: 5 }));
+  return { root, python: script('python', 'exec python3 "$@"') };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export default async function runsBench(): Promise<BenchFigure[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'rlmcp-bench-runs-'));
+  const { root, python } = install(dir);
+  const configFile = join(dir, 'rl.yaml');
+  writeFileSync(configFile, 'locked:\n  env:\n    total_steps: 1000\n    use_wandb: false\n');
+  const runtime = new Runtime(
+    loadSettings({
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PYTHONPATH: FAKE_PYTHONPATH,
+      TINKER_ATROPOS_ROOT: root,
+      RL_PYTHON: python,
+      RL_HOME: join(dir, 'home'),
+      RL_MCP_CONFIG: configFile,
+      RL_API_PORT: String(await freePort()),
+      RL_INFERENCE_PORT: String(await freePort()),
+      TINKER_API_KEY: 'tk-bench-runs',
+      LOG_LEVEL: 'warn',
+    }),
+  );
+  const status = (id: string): string => {
+    const entry = runtime.runs.get(id);
+    return isDamaged(entry) ? 'unknown' : entry.status;
+  };
+  const until = async (id: string, wanted: string): Promise<void> => {
+    const deadline = Date.now() + 120_000;
+    while (status(id) !== wanted) {
+      if (Date.now() > deadline || ['failed', 'completed'].includes(status(id))) throw new Error(`run ${id} is ${status(id)}, not ${wanted}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  const startups: number[] = [];
+  const stops: number[] = [];
+  /** When each process was seen gone, from the start of the stop (last round). */
+  let exits = '';
+  try {
+    await runtime.session.select('gsm8k');
+    for (let round = 0; round < ROUNDS; round++) {
+      const started = performance.now();
+      const { record } = await runtime.runs.start();
+      await until(record.run_id, 'running');
+      startups.push((performance.now() - started) / 1000);
+      const stopping = performance.now();
+      const answer = await runtime.runs.stop(record.run_id);
+      if (answer.status !== 'stopped') throw new Error(`stop answered ${JSON.stringify(answer)}`);
+      stops.push(performance.now() - stopping);
+      const stopped = runtime.runs.get(record.run_id);
+      if (!isDamaged(stopped)) {
+        const from = Date.parse(stopped.stop_requested_at!);
+        exits = (['env', 'trainer', 'api'] as const).map((p) => `${p} +${Date.parse(stopped.processes[p].ended_at!) - from} ms`).join(', ');
+      }
+    }
+  } finally {
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return [
+    {
+      name: `rl_start_training to status running, processes ready at once (median of ${ROUNDS})`,
+      value: median(startups),
+      unit: 's',
+      baseline: { name: "the seed's fixed schedule (sleeps 5 + 30 + 90 + 10 s)", value: SEED_SCHEDULE_S, unit: 's' },
+      target: '< 3 s',
+      note: `all rounds: ${startups.map((s) => s.toFixed(2)).join(', ')} s`,
+    },
+    {
+      name: `rl_stop_training latency, env + trainer + API exiting on SIGTERM (median of ${ROUNDS})`,
+      value: median(stops),
+      unit: 'ms',
+      target: '< 1 s',
+      note: `all rounds: ${stops.map((s) => s.toFixed(0)).join(', ')} ms; exits in the last round: ${exits} (the fake run-api ends its serve_forever loop on a 0.5 s poll)`,
+    },
+  ];
+}

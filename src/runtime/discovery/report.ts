@@ -1,0 +1,115 @@
+/**
+ * The discovery report built from parsed files: trainable environments, abstract bases left out,
+ * ambiguous names, unparseable files. Also how a user's selector (a name, a class name or a dotted
+ * `file.Class` path) picks one environment.
+ */
+import { basename } from 'node:path';
+import { append, ClassGraph, moduleKey, type ClassRef } from './classGraph.js';
+import type { ParsedModule, ParseResult } from './pythonReader.js';
+
+export interface DiscoveredEnvironment {
+  name: string;
+  class_name: string;
+  /** Absolute. */
+  file_path: string;
+  description: string;
+  /** `env_config_cls` (own or inherited), else "BaseEnvConfig". */
+  config_class: string;
+}
+
+export interface DiscoveryReport {
+  /** Trainable environments, sorted by name. */
+  environments: DiscoveredEnvironment[];
+  /** Files that could not be read or parsed. */
+  skipped: { file_path: string; reason: string }[];
+  /** Names used by more than one environment; `select_as[i]` picks the one in `file_paths[i]`. */
+  duplicates: { name: string; file_paths: string[]; select_as: string[] }[];
+  /** Environment classes without a `name` that other environments subclass: bases, not trainable. */
+  abstract: { class_name: string; file_path: string }[];
+}
+
+const DEFAULT_CONFIG_CLASS = 'BaseEnvConfig';
+
+function stem(path: string): string {
+  return basename(path).replace(/\.py$/, '');
+}
+
+function toEnvironment(graph: ClassGraph, ref: ClassRef, moduleDoc: string | undefined): DiscoveredEnvironment {
+  return {
+    name: ref.cls.env_name ?? stem(ref.path),
+    class_name: ref.cls.name,
+    file_path: ref.path,
+    description: ref.cls.doc ?? moduleDoc ?? `Environment from ${basename(ref.path)}`,
+    config_class: graph.configClass(ref)?.split('.').at(-1) ?? DEFAULT_CONFIG_CLASS,
+  };
+}
+
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+export function buildReport(files: Iterable<{ path: string; result: ParseResult }>): DiscoveryReport {
+  const skipped: DiscoveryReport['skipped'] = [];
+  const parsed: { path: string; parsed: ParsedModule }[] = [];
+  for (const { path, result } of files) {
+    if ('error' in result) skipped.push({ file_path: path, reason: result.error });
+    else parsed.push({ path, parsed: result });
+  }
+  const moduleDocs = new Map(parsed.map((f) => [f.path, f.parsed.doc]));
+  const graph = new ClassGraph(parsed);
+  const environments = [...graph.classes()].filter((ref) => graph.isEnvironment(ref));
+  const subclassed = new Set(environments.flatMap((ref) => graph.parents(ref).map((p) => p.cls)));
+  const isAbstract = (ref: ClassRef): boolean => ref.cls.env_name === undefined && subclassed.has(ref.cls);
+
+  const trainable = environments
+    .filter((ref) => !isAbstract(ref))
+    .map((ref) => toEnvironment(graph, ref, moduleDocs.get(ref.path)))
+    .sort((a, b) => byText(a.name, b.name) || byText(a.file_path, b.file_path) || byText(a.class_name, b.class_name));
+  return {
+    environments: trainable,
+    skipped: skipped.sort((a, b) => byText(a.file_path, b.file_path)),
+    duplicates: duplicatesOf(trainable),
+    abstract: environments.filter(isAbstract).map((ref) => ({ class_name: ref.cls.name, file_path: ref.path })),
+  };
+}
+
+function duplicatesOf(environments: readonly DiscoveredEnvironment[]): DiscoveryReport['duplicates'] {
+  const byName = new Map<string, DiscoveredEnvironment[]>();
+  for (const env of environments) append(byName, env.name, env);
+  const ambiguous = [...byName].filter(([, envs]) => envs.length > 1);
+  if (ambiguous.length === 0) return [];
+  const selectors = new EnvironmentSelectors(environments);
+  return ambiguous.map(([name, envs]) => ({ name, file_paths: envs.map((e) => e.file_path), select_as: envs.map((e) => selectors.shortest(e)) }));
+}
+
+/**
+ * What a user's selector picks: the environments with that name, else those whose class path
+ * (`a.b.env.MyEnv` for MyEnv in /a/b/env.py) ends with it: `MyEnv`, `env.MyEnv`, ...
+ */
+export class EnvironmentSelectors {
+  private readonly byName = new Map<string, DiscoveredEnvironment[]>();
+  private readonly byTail = new Map<string, DiscoveredEnvironment[]>();
+  private readonly paths = new Map<DiscoveredEnvironment, string[]>();
+
+  constructor(environments: readonly DiscoveredEnvironment[]) {
+    for (const env of environments) {
+      append(this.byName, env.name, env);
+      const parts = `${moduleKey(env.file_path)}.${env.class_name}`.split('.');
+      this.paths.set(env, parts);
+      for (let k = 1; k <= parts.length; k++) append(this.byTail, parts.slice(-k).join('.'), env);
+    }
+  }
+
+  match(selector: string): readonly DiscoveredEnvironment[] {
+    return this.byName.get(selector) ?? this.byTail.get(selector) ?? [];
+  }
+
+  /** The shortest selector that picks `env` alone: its class name, else `file.Class`, `dir.file.Class`, ... */
+  shortest(env: DiscoveredEnvironment): string {
+    const parts = this.paths.get(env)!;
+    for (let k = 1; k < parts.length; k++) {
+      const selector = parts.slice(-k).join('.');
+      const picked = this.match(selector);
+      if (picked.length === 1 && picked[0] === env) return selector;
+    }
+    return parts.join('.');
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Reading what `process` wrote and the Hermes arithmetic over it: one JSONL line per group,
+ * a completion is correct when its score is > 0, rates rounded to 3 places.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+
+export interface StepResult {
+  step: number;
+  completions: number;
+  correct: number;
+  scores: number[];
+}
+
+export interface ModelScores {
+  steps: StepResult[];
+  steps_tested: number;
+  total_completions: number;
+  correct_completions: number;
+  accuracy: number;
+  steps_with_correct: number;
+  step_success_rate: number;
+  /** Mean score over all completions: "score > 0" alone hides partial credit. */
+  mean_score: number;
+}
+
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/**
+ * The groups of a JSONL file, read line by line (a line holds every token of a group, so the
+ * file can be large). Lines that are not JSON (a process killed mid-write) are skipped.
+ * Resolves to undefined when the file does not exist.
+ */
+export async function readGroupScores(path: string): Promise<number[][] | undefined> {
+  try {
+    await stat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const groups: number[][] = [];
+  const stream = createReadStream(path, { encoding: 'utf8' });
+  try {
+    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+      if (line.trim() === '') continue;
+      let item: unknown;
+      try {
+        item = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const scores = (item as { scores?: unknown } | null)?.scores;
+      groups.push(Array.isArray(scores) ? scores.filter((s): s is number => typeof s === 'number' && Number.isFinite(s)) : []);
+    }
+  } finally {
+    stream.destroy();
+  }
+  return groups;
+}
+
+export function scoreGroups(groups: readonly number[][]): ModelScores {
+  const steps = groups.map((scores, i) => ({ step: i + 1, completions: scores.length, correct: scores.filter((s) => s > 0).length, scores }));
+  const total = steps.reduce((n, s) => n + s.completions, 0);
+  const correct = steps.reduce((n, s) => n + s.correct, 0);
+  const withCorrect = steps.filter((s) => s.correct > 0).length;
+  const scoreSum = groups.reduce((n, g) => n + g.reduce((a, b) => a + b, 0), 0);
+  return {
+    steps,
+    steps_tested: steps.length,
+    total_completions: total,
+    correct_completions: correct,
+    accuracy: total > 0 ? round3(correct / total) : 0,
+    steps_with_correct: withCorrect,
+    step_success_rate: steps.length > 0 ? round3(withCorrect / steps.length) : 0,
+    mean_score: total > 0 ? round3(scoreSum / total) : 0,
+  };
+}
+
+export interface TestSummary {
+  steps_requested: number;
+  models_tested: number;
+  models_succeeded: number;
+  best_model: string | null;
+  avg_accuracy: number;
+  environment_working: boolean;
+  output_directory: string;
+}
+
+/** A model worked when it produced at least one group (Hermes: steps_tested > 0). */
+export function summarize(
+  models: readonly { model: string; steps_tested: number; accuracy: number }[],
+  stepsRequested: number,
+  outputDirectory: string,
+): TestSummary {
+  const working = models.filter((m) => m.steps_tested > 0);
+  // First of the best wins a tie, as Python's max() does.
+  const best = working.reduce<(typeof working)[number] | undefined>((b, m) => (b === undefined || m.accuracy > b.accuracy ? m : b), undefined);
+  return {
+    steps_requested: stepsRequested,
+    models_tested: models.length,
+    models_succeeded: working.length,
+    best_model: best?.model ?? null,
+    avg_accuracy: working.length > 0 ? round3(working.reduce((n, m) => n + m.accuracy, 0) / working.length) : 0,
+    environment_working: working.length > 0,
+    output_directory: outputDirectory,
+  };
+}

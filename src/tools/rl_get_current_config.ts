@@ -1,0 +1,43 @@
+/** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
+import { z } from 'zod';
+import { defineTool } from './define.js';
+
+const field = z.object({
+  name: z.string(),
+  type: z.string(),
+  default: z.unknown(),
+  description: z.string(),
+  current_value: z.unknown(),
+  allowed: z.string().optional().describe('Allowed values or range beyond the type'),
+});
+
+export const rlGetCurrentConfig = defineTool({
+  name: 'rl_get_current_config',
+  title: 'Show the current RL config',
+  description:
+    'Show the selected environment\'s config: configurable_fields (name, type, default, description, current_value) that rl_edit_config can change, ' +
+    'locked_fields fixed by the operator (model, steps, ...) with their locked_value, and the run\'s wandb_project.',
+  input: z.object({}).strict(),
+  output: z.object({
+    environment: z.string(),
+    introspection: z.enum(['import', 'static']),
+    configurable_fields: z.array(field),
+    locked_fields: z.array(field.extend({ locked_value: z.unknown() })),
+    wandb_project: z.string(),
+    tip: z.string(),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handler(_args, { runtime }) {
+    const { session } = runtime;
+    const { environment, introspection, wandbProject } = session.requireSelection();
+    const { editable, locked } = session.describe();
+    return {
+      environment: environment.name,
+      introspection,
+      configurable_fields: editable,
+      locked_fields: locked,
+      wandb_project: wandbProject,
+      tip: 'Use rl_edit_config(field, value) to change any configurable field; wandb_project sets the W&B project of the run.',
+    };
+  },
+});

@@ -1,0 +1,54 @@
+/** rl_select_environment: choose the environment to train and load its config (Hermes tool 2). */
+import { z } from 'zod';
+import { defineTool } from './define.js';
+
+export const rlSelectEnvironment = defineTool({
+  name: 'rl_select_environment',
+  title: 'Select an RL environment',
+  description:
+    'Select the environment to train (a name from rl_list_environments) and load its config fields. Resets the current config to the ' +
+    "environment's own config_init() values and sets wandb_name to <name>-<YYYYmmdd-HHMMSS>. Next: rl_get_current_config, then rl_edit_config as needed.",
+  input: z
+    .object({
+      name: z
+        .string()
+        .trim()
+        .min(1)
+        .max(128)
+        .regex(/^(?!.*\.\.)[^/\\\u0000]+$/, "name must be an environment name from rl_list_environments (e.g. \"gsm8k\"), not a path: '/', '\\', '..' and NUL are not allowed")
+        .describe('Environment name from rl_list_environments (its class name also works when unique)'),
+    })
+    .strict(),
+  output: z.object({
+    message: z.string(),
+    environment: z.string(),
+    file_path: z.string(),
+    class_name: z.string(),
+    config_class: z.string(),
+    configurable_fields: z.number().int().describe('How many fields rl_edit_config can change'),
+    locked_fields: z.number().int(),
+    introspection: z.enum(['import', 'static']).describe('import: values from config_init(); static: read from source because the import failed'),
+    import_error: z.string().optional(),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler({ name }, { runtime, signal }) {
+    const { config, notes } = await runtime.session.select(name, signal);
+    const { environment, introspection, import_error } = config;
+    const editable = Object.keys(config.values).length;
+    const source =
+      introspection === 'import'
+        ? 'values from config_init()'
+        : `could not import it (${import_error}), so the fields were read from its source; install the missing packages into RL_PYTHON before training`;
+    return {
+      message: [`Selected environment: ${environment.name} (${editable} configurable fields; ${source}).`, ...notes, 'Next: rl_get_current_config() to review, rl_edit_config(field, value) to change.'].join(' '),
+      environment: environment.name,
+      file_path: environment.file_path,
+      class_name: environment.class_name,
+      config_class: config.config_class,
+      configurable_fields: editable,
+      locked_fields: config.fields.length - editable,
+      introspection,
+      ...(import_error !== undefined ? { import_error } : {}),
+    };
+  },
+});

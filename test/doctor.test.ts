@@ -1,0 +1,85 @@
+/** rl_doctor and `rl-training-mcp doctor`: every missing piece with its fix; ready against the fakes. */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { after, test } from 'node:test';
+import { connectInMemory } from './helpers/client.js';
+import { makeFakeInstall } from './helpers/fakeInstall.js';
+import { DIST_ENTRY, freePort, testEnv } from './helpers/tmp.js';
+import { FakeWandb } from './fakes/wandbServer.js';
+import { KEY as WANDB_KEY } from './fakes/wandbFixtures.js';
+
+/** Runs the CLI without blocking this process: the fake W&B server it talks to lives here. */
+function doctor(env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
+  // No PYTHONPATH: nothing of the fake atroposlib leaks in unless the install provides it.
+  return new Promise((resolve) => {
+    execFile(process.execPath, [DIST_ENTRY, 'doctor'], { env: testEnv({ PYTHONPATH: undefined, ...env }), encoding: 'utf8', timeout: 120_000 }, (err, stdout) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: stdout });
+    });
+  });
+}
+
+test('doctor on a machine with nothing configured lists every missing piece with its fix and exits 1', async () => {
+  const { code, out } = await doctor({ RL_API_PORT: String(await freePort()), RL_INFERENCE_PORT: String(await freePort()) });
+  assert.equal(code, 1, out);
+  for (const check of ['atroposlib', 'tinker', 'run-api', 'launch_training.py', 'TINKER_API_KEY', 'WANDB_API_KEY']) {
+    const line = out.split('\n').findIndex((l) => l.includes(`FAIL  ${check} `));
+    assert.ok(line >= 0, `${check} reported as failing:\n${out}`);
+    assert.match(out.split('\n')[line + 1] ?? '', /fix: \S/, `${check} has a fix`);
+  }
+  assert.match(out, /ok {4}environments +3 found/);
+  assert.match(out, /Training cannot start/);
+});
+
+test('doctor against the fake install with keys set exits 0 and never prints a key', async () => {
+  const install = await makeFakeInstall();
+  const wandb = await FakeWandb.start({ apiKey: WANDB_KEY });
+  after(() => wandb.close());
+  const tinkerKey = 'tml-doctor-secret-0123456789';
+  const { code, out } = await doctor({
+    TINKER_ATROPOS_ROOT: install.root,
+    TINKER_API_KEY: tinkerKey,
+    WANDB_API_KEY: WANDB_KEY,
+    WANDB_BASE_URL: wandb.url,
+    RL_API_PORT: String(await freePort()),
+    RL_INFERENCE_PORT: String(await freePort()),
+  });
+  assert.equal(code, 0, out);
+  assert.doesNotMatch(out, /FAIL/);
+  assert.match(out, new RegExp(`python +Python 3\\.\\d+\\.\\d+ \\(${install.python.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`));
+  assert.match(out, /W&B +.*accepts the key \(entity alice\)/);
+  assert.ok(!out.includes(tinkerKey) && !out.includes(WANDB_KEY), 'no key value printed');
+});
+
+test('rl_doctor over MCP: structured checks, a busy port named, a rejected W&B key explained', async () => {
+  const install = await makeFakeInstall();
+  const wandb = await FakeWandb.start({ apiKey: WANDB_KEY });
+  after(() => wandb.close());
+  const busy = await new Promise<Server>((resolve) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => resolve(srv));
+  });
+  after(() => busy.close());
+  const busyPort = (busy.address() as AddressInfo).port;
+  const { call } = await connectInMemory({
+    TINKER_ATROPOS_ROOT: install.root,
+    TINKER_API_KEY: 'tml-x-0123456789',
+    WANDB_API_KEY: 'wrong-key-0123456789',
+    WANDB_BASE_URL: wandb.url,
+    RL_API_PORT: String(busyPort),
+    RL_INFERENCE_PORT: String(await freePort()),
+  });
+  const { isError, json } = await call('rl_doctor');
+  assert.equal(isError, false);
+  assert.equal(json.ready, false);
+  type Check = { check: string; ok: boolean; detail: string; fix?: string };
+  const byName: Record<string, Check> = Object.fromEntries((json.checks as Check[]).map((c) => [c.check, c]));
+  assert.equal(byName['atroposlib']!.ok, true);
+  assert.equal(byName['run-api']!.ok, true);
+  assert.equal(byName['api port']!.ok, false);
+  assert.match(byName['api port']!.detail, new RegExp(`127.0.0.1:${busyPort} is in use`));
+  assert.match(byName['api port']!.fix!, /RL_API_PORT/);
+  assert.equal(byName['W&B']!.ok, false);
+  assert.match(byName['W&B']!.detail, /reject|key/i);
+  assert.match(json.summary, /api port/);
+});

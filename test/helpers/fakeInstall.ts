@@ -1,0 +1,112 @@
+/**
+ * A tinker-atropos checkout installed the way its README does it, built from the fakes in a fresh
+ * temp directory: `<root>/tinker_atropos/environments/` (the bundled examples), the fake
+ * `launch_training.py`, and a virtualenv whose interpreter imports the fake `atroposlib`, `wandb`
+ * and `tinker` and the checkout itself (`.pth` files, as `pip install -e .` leaves them) with no
+ * PYTHONPATH, plus the `run-api` console script next to it.
+ *
+ * Behaviour switches for the fakes are files in the root (the children's cwd):
+ * `fake_trainer.json` (see test/fakes/tinker-atropos/launch_training.py) and `fake_env.json`.
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
+import { FAKE_PYTHONPATH, FAKES_DIR, REPO_ROOT, tempDir } from './tmp.js';
+
+const execFileAsync = promisify(execFile);
+
+/** Keys of `fake_trainer.json`; every one is optional. */
+export interface TrainerControl {
+  /** Seconds each training step takes (default 0.05). */
+  step_seconds?: number;
+  /** Print `Error during training: simulated failure` and exit 1 before registering. */
+  fail_at_start?: boolean;
+  /** Step k prints `Error in step k: simulated error` + traceback; the run still ends "successfully" (exit 0). */
+  error_in_step?: number;
+  /** Ignore SIGTERM (only SIGKILL ends it). */
+  ignore_sigterm?: boolean;
+  /** Start `python -c "import time; time.sleep(3600)"` in the trainer's process group; prints `grandchild pid: N`. */
+  spawn_grandchild?: boolean;
+  /** Sleep forever right before registering with the API (after the initial sampling client exists). */
+  hang_before_register?: boolean;
+  /** Exit code of a run that reaches its end (default 0). */
+  exit_code?: number;
+  /** What the trainer's inference server answers (default "The answer is #### 42"). */
+  chat_answer?: string;
+}
+
+/** Keys of `fake_env.json` (read by `<env>.py serve`). */
+export interface EnvControl {
+  /** Exit right after `/register-env` succeeded. */
+  exit_after_register?: boolean;
+  /** Exit code used with exit_after_register (default 0). */
+  exit_code?: number;
+}
+
+export interface FakeInstall {
+  /** The checkout: TINKER_ATROPOS_ROOT, and the cwd of trainer and environments. */
+  root: string;
+  /** `<root>/.venv/bin/python` (RL_PYTHON is found here by default). */
+  python: string;
+  /** `<root>/.venv/bin/run-api`. */
+  runApi: string;
+  /** `<root>/launch_training.py`. */
+  launchTraining: string;
+  /** `<root>/tinker_atropos/environments`. */
+  environmentsDir: string;
+  /** Writes `fake_trainer.json`; `null` removes it (defaults again). */
+  trainerControl(control: TrainerControl | null): void;
+  /** Writes `fake_env.json`; `null` removes it. */
+  envControl(control: EnvControl | null): void;
+}
+
+export interface FakeInstallOptions {
+  /** Interpreter the venv is made from (default `python3` on PATH). */
+  basePython?: string;
+}
+
+function controlFile(path: string): (control: object | null) => void {
+  return (control) => {
+    if (control === null) rmSync(path, { force: true });
+    else writeFileSync(path, JSON.stringify(control));
+  };
+}
+
+export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<FakeInstall> {
+  const root = join(tempDir('rlmcp-install-'), 'tinker-atropos');
+  const skipCaches = (src: string) => basename(src) !== '__pycache__';
+  cpSync(join(REPO_ROOT, 'examples', 'tinker_atropos'), join(root, 'tinker_atropos'), { recursive: true, filter: skipCaches });
+  const launchTraining = join(root, 'launch_training.py');
+  cpSync(join(FAKES_DIR, 'tinker-atropos', 'launch_training.py'), launchTraining);
+
+  // --system-site-packages: pydantic and PyYAML come from the base interpreter, as they would from PyPI.
+  const venv = join(root, '.venv');
+  await execFileAsync(opts.basePython ?? 'python3', ['-m', 'venv', '--system-site-packages', '--without-pip', venv]);
+  const libDir = join(venv, 'lib');
+  const pythonDir = readdirSync(libDir).find((name) => name.startsWith('python'));
+  if (pythonDir === undefined) throw new Error(`no lib/python* in the new venv ${venv}`);
+  const sitePackages = join(libDir, pythonDir, 'site-packages');
+  writeFileSync(join(sitePackages, 'rl_training_mcp_fakes.pth'), `${FAKE_PYTHONPATH}\n`);
+  writeFileSync(join(sitePackages, '__editable__.tinker_atropos-0.1.0.pth'), `${root}\n`);
+
+  const python = join(venv, 'bin', 'python');
+  const runApi = join(venv, 'bin', 'run-api');
+  // What pip writes for `[project.scripts] run-api = "atroposlib.cli.run_api:main"`.
+  writeFileSync(
+    runApi,
+    `#!${python}\nimport re\nimport sys\nfrom atroposlib.cli.run_api import main\n` +
+      `if __name__ == "__main__":\n    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])\n    sys.exit(main())\n`,
+  );
+  chmodSync(runApi, 0o755);
+
+  return {
+    root,
+    python,
+    runApi,
+    launchTraining,
+    environmentsDir: join(root, 'tinker_atropos', 'environments'),
+    trainerControl: controlFile(join(root, 'fake_trainer.json')),
+    envControl: controlFile(join(root, 'fake_env.json')),
+  };
+}

@@ -1,0 +1,108 @@
+/** rl_start_training refusals (SPEC §3.5): each names the cause and the fix, and leaves no trace. */
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { dirname, join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { runServer, type RunServer, startRun, waitForRun } from './helpers/runs.js';
+import { makeFakeInstall } from './helpers/fakeInstall.js';
+
+function runDirs(h: RunServer): string[] {
+  const root = join(h.home, 'runs');
+  return existsSync(root) ? readdirSync(root).filter((n) => !n.startsWith('.')) : [];
+}
+
+async function refused(h: RunServer, pattern: RegExp): Promise<Record<string, unknown>> {
+  const answer = await h.call('rl_start_training');
+  assert.equal(answer.isError, true, `expected a refusal, got ${JSON.stringify(answer.json)}`);
+  assert.match(answer.json.error, pattern);
+  assert.deepEqual(runDirs(h), [], 'a refused start leaves no run behind');
+  return answer.json;
+}
+
+async function occupy(t: TestContext, port: number): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return server;
+}
+
+test('no environment selected', async (t) => {
+  const h = await runServer(t, { select: false });
+  await refused(h, /^No environment selected\. Use rl_select_environment\(name\) first\.$/);
+});
+
+test('missing TINKER_API_KEY, or WANDB_API_KEY while use_wandb is on', async (t) => {
+  const noTinker = await runServer(t, { env: { TINKER_API_KEY: undefined } });
+  const a = await refused(noTinker, /^TINKER_API_KEY is not set: .* Add it to the MCP server environment/);
+  assert.equal(a.missing, 'TINKER_API_KEY');
+  const noWandb = await runServer(t, { lockedEnv: { use_wandb: true } });
+  const b = await refused(noWandb, /^WANDB_API_KEY is not set while use_wandb is true/);
+  assert.equal(b.missing, 'WANDB_API_KEY');
+});
+
+test('a Python older than 3.11, reporting the version found', async (t) => {
+  const install = await makeFakeInstall();
+  const old = join(dirname(install.python), 'python3.10');
+  writeFileSync(old, `#!/bin/sh\ncase "$*" in *version_info*) echo 3.10.12; exit 0;; esac\nexec "${install.python}" "$@"\n`);
+  chmodSync(old, 0o755);
+  const h = await runServer(t, { install, env: { RL_PYTHON: old } });
+  const answer = await refused(h, /is Python 3\.10\.12; tinker-atropos and atroposlib need Python 3\.11 or newer\. Point RL_PYTHON at/);
+  assert.equal(answer.python_version, '3.10.12');
+});
+
+test('no launch_training.py, or no run-api: says where it looked', async (t) => {
+  const noTrainer = await makeFakeInstall();
+  rmSync(join(noTrainer.root, 'launch_training.py'));
+  const a = await runServer(t, { install: noTrainer });
+  const first = await refused(a, /^No launch_training\.py in .*Set TINKER_ATROPOS_ROOT to a tinker-atropos checkout/);
+  assert.deepEqual(first.searched, [join(noTrainer.root, 'launch_training.py')]);
+
+  const noApi = await makeFakeInstall();
+  rmSync(noApi.runApi);
+  const b = await runServer(t, { install: noApi });
+  const second = await refused(b, /^No Atropos API server \(run-api\) found: looked in .*run-api and PATH\. Install atroposlib/);
+  assert.deepEqual(second.searched, [noApi.runApi, 'PATH']);
+});
+
+test('a port in use: which one, and why only one run fits on a host', async (t) => {
+  const h = await runServer(t);
+  await occupy(t, Number(h.env.RL_API_PORT));
+  const api = await refused(h, new RegExp(`^Port ${h.env.RL_API_PORT} \\(RL_API_PORT, for the Atropos API\\) is in use`));
+  assert.equal(api.setting, 'RL_API_PORT');
+
+  const g = await runServer(t);
+  await occupy(t, Number(g.env.RL_INFERENCE_PORT));
+  const inference = await refused(g, new RegExp(`^Port ${g.env.RL_INFERENCE_PORT} \\(RL_INFERENCE_PORT.*hard-codes its inference port`));
+  assert.equal(inference.port, Number(g.env.RL_INFERENCE_PORT));
+});
+
+test('another run still active on the host: named, with how to stop it', async (t) => {
+  const h = await runServer(t);
+  h.install.trainerControl({ hang_before_register: true });
+  const id = await startRun(h);
+  const second = await h.call('rl_start_training');
+  assert.equal(second.isError, true);
+  assert.equal(second.json.error, `Run '${id}' is still starting on this host. The upstream trainer hard-codes its inference port, so only one run can train per host: wait for it to end, or stop it with rl_stop_training('${id}').`);
+  assert.equal(second.json.active_run, id);
+  // Two concurrent starts: exactly one run.
+  await h.call('rl_stop_training', { run_id: id });
+  await waitForRun(h, id, 'stopped', (r) => r.status === 'stopped');
+  const [x, y] = await Promise.all([h.call('rl_start_training'), h.call('rl_start_training')]);
+  assert.equal([x, y].filter((a) => !a.isError).length, 1, JSON.stringify([x.json, y.json]));
+  const winner = (x.isError ? y : x).json.run_id;
+  assert.equal((x.isError ? x : y).json.active_run, winner);
+  await h.call('rl_stop_training', { run_id: winner });
+});
+
+test('a config that would stall: batch_size <= 0, or not a multiple of group_size', async (t) => {
+  const negative = await runServer(t, { lockedEnv: { batch_size: -1 } });
+  const a = await refused(negative, /^batch_size is -1: .*never has a batch to give, so training stalls\. Set it with rl_edit_config\('batch_size', 128\) \(tinker-atropos' default\)\.$/);
+  assert.equal(a.suggested, 128);
+
+  const h = await runServer(t);
+  const edit = await h.call('rl_edit_config', { field: 'batch_size', value: 100 });
+  assert.equal(edit.isError, false, JSON.stringify(edit.json));
+  const b = await refused(h, /^batch_size 100 is not a multiple of group_size 16: the Atropos API builds each batch from whole groups/);
+  assert.equal(b.suggested, 96);
+});

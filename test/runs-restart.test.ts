@@ -1,0 +1,133 @@
+/**
+ * Runs outlive their server: a server killed with SIGKILL mid-run (a real `node dist/index.js`)
+ * leaves a registry from which the next server adopts the run; servers sharing RL_HOME agree on
+ * one supervisor per run; RL_STOP_RUNS_ON_EXIT=1 stops runs at shutdown instead.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import type { RunRecord } from '../src/runtime/runs/record.js';
+import { callTool, connectStdio } from './helpers/client.js';
+import { isAlive, killLeftovers, leftovers, newHome, record, runServer, runServerEnv, startRun, waitForRun, waitUntil } from './helpers/runs.js';
+import { makeFakeInstall } from './helpers/fakeInstall.js';
+
+const readRecord = (home: string, id: string): RunRecord => JSON.parse(readFileSync(join(home, 'runs', id, 'run.json'), 'utf8')) as RunRecord;
+const pidsOf = (r: RunRecord): number[] => Object.values(r.processes).map((p) => p.pid!);
+
+/** A real server process that starts a run and is then killed with SIGKILL once the run is running. */
+async function runThenKillServer(t: TestContext, trainer: Record<string, unknown>, totalSteps: number) {
+  const install = await makeFakeInstall();
+  install.trainerControl(trainer);
+  const home = newHome();
+  const server = await connectStdio(await runServerEnv(install, home, { lockedEnv: { total_steps: totalSteps } }));
+  t.after(async () => {
+    await server.close();
+    await killLeftovers([install.root, home]);
+  });
+  assert.equal((await callTool(server.client, 'rl_select_environment', { name: 'gsm8k' })).isError, false);
+  const started = await callTool(server.client, 'rl_start_training');
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  const id = started.json.run_id as string;
+  await waitUntil('the run is running', () => readRecord(home, id).status === 'running');
+  const serverPid = server.transport.pid!;
+  process.kill(serverPid, 'SIGKILL');
+  await waitUntil('the server is dead', () => !isAlive(serverPid));
+  return { install, home, id, running: readRecord(home, id) };
+}
+
+test('after the server is killed with SIGKILL, the run goes on; a new server lists it, adopts it and stops it with no orphan', async (t) => {
+  const { install, home, id, running } = await runThenKillServer(t, { step_seconds: 1, spawn_grandchild: true }, 500);
+  for (const pid of pidsOf(running)) assert.ok(isAlive(pid), `process ${pid} survived the server`);
+  const grandchild = Number(/grandchild pid: (\d+)/.exec(readFileSync(running.logs.trainer, 'utf8'))?.[1]);
+
+  const h = await runServer(t, { install, home, select: false });
+  const list = await h.call('rl_list_runs');
+  assert.deepEqual(list.json.runs.map((r: { run_id: string; status: string }) => [r.run_id, r.status]), [[id, 'running']]);
+  assert.ok(h.runtime.runs.supervises(id), 'the new server supervises the orphaned run');
+  const status = await h.call('rl_check_status', { run_id: id });
+  assert.equal(status.json.status, 'running');
+  for (const p of ['api', 'trainer', 'env'] as const) {
+    assert.equal(status.json.processes[p].state, 'running');
+    assert.equal(status.json.processes[p].pid, running.processes[p].pid);
+  }
+  // The run really goes on: the trainer keeps saving checkpoints.
+  const updates = (): number => (readFileSync(running.logs.trainer, 'utf8').match(/Sampling client updated/g) ?? []).length;
+  const before = updates();
+  await waitUntil('the trainer makes progress', () => updates() > before);
+
+  const stop = await h.call('rl_stop_training', { run_id: id });
+  assert.equal(stop.json.status, 'stopped', JSON.stringify(stop.json));
+  for (const pid of [...pidsOf(running), grandchild]) assert.ok(!isAlive(pid), `process ${pid} is left`);
+  assert.deepEqual(leftovers([install.root, home]), []);
+});
+
+test('a run that completed while no server was watching is reported completed by the next server', async (t) => {
+  const { install, home, id, running } = await runThenKillServer(t, { step_seconds: 0.5 }, 6);
+  await waitUntil('the trainer finished on its own', () => !isAlive(running.processes.trainer.pid!), 60);
+  const h = await runServer(t, { install, home, select: false });
+  const r = await waitForRun(h, id, 'ended and cleaned up', (x) => x.status !== 'running' && Object.values(x.processes).every((p) => p.state === 'exited'));
+  assert.equal(r.status, 'completed', r.error);
+  assert.equal(r.processes.trainer.exit_code, null, 'an exit nobody saw has no known code');
+  assert.deepEqual(leftovers([install.root, home]), []);
+  assert.match((await h.call('rl_check_status', { run_id: id })).json.weights, /step_6$/);
+});
+
+test('a run whose processes all died while no server was watching is marked failed with the reason', async (t) => {
+  const { install, home, id, running } = await runThenKillServer(t, { step_seconds: 1 }, 500);
+  for (const pid of pidsOf(running)) process.kill(-pid, 'SIGKILL');
+  await waitUntil('the run processes are dead', () => pidsOf(running).every((pid) => !isAlive(pid)));
+  const h = await runServer(t, { install, home, select: false });
+  const r = await waitForRun(h, id, 'ended', (x) => x.status !== 'running');
+  assert.equal(r.status, 'failed');
+  assert.match(r.error!, /ended \(exit code unknown: it ended while no server supervised it\)/);
+});
+
+test('two servers on one RL_HOME: one supervises, the other reads and asks it to stop', async (t) => {
+  const a = await runServer(t, { lockedEnv: { total_steps: 500 } });
+  a.install.trainerControl({ step_seconds: 1 });
+  const id = await startRun(a);
+  const running = await waitForRun(a, id, 'is running', (r) => r.status === 'running');
+  const b = await runServer(t, { install: a.install, home: a.home, select: false });
+
+  assert.equal(a.runtime.runs.supervises(id), true);
+  assert.equal(b.runtime.runs.supervises(id), false, 'the second server only reads the run');
+  assert.equal((await b.call('rl_check_status', { run_id: id })).json.status, 'running');
+  const start = await b.call('rl_start_training');
+  assert.equal(start.isError, true, 'no environment selected in b');
+
+  const stop = await b.call('rl_stop_training', { run_id: id });
+  assert.deepEqual(stop.json, { message: `Stopped training run '${id}'`, run_id: id, status: 'stopped' });
+  assert.equal(b.runtime.runs.supervises(id), false, 'the supervising server did the stopping');
+  for (const pid of pidsOf(running)) assert.ok(!isAlive(pid));
+});
+
+test('when the supervising server exits, the run keeps going and another server takes it over', async (t) => {
+  const a = await runServer(t, { lockedEnv: { total_steps: 500 } });
+  a.install.trainerControl({ step_seconds: 1 });
+  const id = await startRun(a);
+  const running = await waitForRun(a, id, 'is running', (r) => r.status === 'running');
+  const b = await runServer(t, { install: a.install, home: a.home, select: false });
+  assert.equal(b.runtime.runs.supervises(id), false);
+
+  await a.close();
+  assert.equal(record(b, id).status, 'running', 'the run survives its server');
+  for (const pid of pidsOf(running)) assert.ok(isAlive(pid));
+  await waitUntil('the other server takes the run over', () => b.runtime.runs.supervises(id), 30);
+
+  const stop = await b.call('rl_stop_training', { run_id: id });
+  assert.equal(stop.json.status, 'stopped');
+  assert.deepEqual(leftovers([a.install.root, a.home]), []);
+});
+
+test('with RL_STOP_RUNS_ON_EXIT=1 the server stops its runs when it shuts down', async (t) => {
+  const h = await runServer(t, { lockedEnv: { total_steps: 500 }, env: { RL_STOP_RUNS_ON_EXIT: '1' } });
+  h.install.trainerControl({ step_seconds: 1 });
+  const id = await startRun(h);
+  const running = await waitForRun(h, id, 'is running', (r) => r.status === 'running');
+  await h.runtime.close();
+  const r = readRecord(h.home, id);
+  assert.equal(r.status, 'stopped');
+  assert.ok(r.notes?.some((n) => /RL_STOP_RUNS_ON_EXIT=1/.test(n)));
+  for (const pid of pidsOf(running)) assert.ok(!isAlive(pid));
+});

@@ -281,6 +281,16 @@ describe('with the environment importable', async () => {
       assert.match(json.error, new RegExp(`^Field '${field}' is locked and cannot be changed`));
       assert.deepEqual(json.locked_value, lockedValue);
     }
+    // The trainer's and inference server's locked settings are named as locked, not unknown.
+    for (const [field, section, lockedValue] of [
+      ['lora_rank', 'tinker', 32],
+      ['learning_rate', 'tinker', 0.00004],
+      ['model_name', 'openai', 'Qwen/Qwen3-8B'],
+    ] as const) {
+      const json = await refused(h, field, 1);
+      assert.match(json.error, new RegExp(`^Field '${field}' is locked: ${section}\\.${field} is set by the operator`));
+      assert.deepEqual(json.locked_value, lockedValue);
+    }
   });
 
   test('wandb_project is a run-level field', async () => {

@@ -146,6 +146,14 @@ export class Session {
     if (name in locked) {
       throw new UserError(`Field '${name}' is locked and cannot be changed (the operator sets it in RL_MCP_CONFIG)`, { locked_value: locked[name] });
     }
+    // The trainer's and inference server's settings (model, LoRA rank, learning rate...) are never
+    // model-editable: say so instead of calling them unknown.
+    for (const section of ['tinker', 'openai'] as const) {
+      const sectionValues = this.settings.locked[section];
+      if (Object.hasOwn(sectionValues, name)) {
+        throw new UserError(`Field '${name}' is locked: ${section}.${name} is set by the operator (RL_MCP_CONFIG locked.${section}) and cannot be changed`, { locked_value: sectionValues[name]! });
+      }
+    }
     if (name === WANDB_PROJECT_FIELD) {
       if (typeof value !== 'string' || !WANDB_PROJECT_PATTERN.test(value)) {
         throw new UserError(`Invalid value for '${name}': ${JSON.stringify(value)} is not a W&B project name`, { expected: WANDB_PROJECT_EXPECTED });

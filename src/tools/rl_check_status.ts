@@ -1,5 +1,6 @@
 /** rl_check_status: a run's status, processes, progress and weights, rate limited per run (Hermes tool 6). */
 import { z } from 'zod';
+import { statusWithMetrics } from '../runtime/runs/reports.js';
 import { defineTool } from './define.js';
 import { perProcess, processLogs, processLogUris, runIdInput, runStatus } from './runSchemas.js';
 
@@ -9,6 +10,9 @@ const processState = z.object({
   exit_code: z.number().int().nullable().describe('null while running, when killed by a signal, or when unknown (ended while no server supervised it)'),
   signal: z.string().optional(),
 });
+
+/** Non-finite W&B values stay visible as strings ("NaN", "Infinity"); null = not logged. */
+const wandbNumber = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']), z.null()]);
 
 export const rlCheckStatus = defineTool({
   name: 'rl_check_status',
@@ -43,12 +47,13 @@ export const rlCheckStatus = defineTool({
     error: z.string().optional(),
     log_tail: z.string().optional().describe('Last lines of the log of the process at fault (secrets redacted)'),
     notes: z.array(z.string()).optional(),
-    metrics: z.record(z.string(), z.unknown()).optional().describe('W&B: step, reward_mean, loss, percent_correct, eval_percent_correct, state'),
+    metrics: z
+      .object({ step: wandbNumber, reward_mean: wandbNumber, loss: wandbNumber, percent_correct: wandbNumber, eval_percent_correct: wandbNumber, state: z.string().nullable() })
+      .optional()
+      .describe('From W&B, the keys really logged: trainer step, reward/mean, train/loss, run state; environment train/eval percent_correct. null = not logged yet'),
     wandb_url: z.string().optional(),
     wandb_error: z.string().optional(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  async handler({ run_id }, { runtime }) {
-    return runtime.runs.status(run_id);
-  },
+  handler: ({ run_id }, { runtime, signal }) => statusWithMetrics(runtime, run_id, signal),
 });

@@ -17,11 +17,12 @@ export const ENV_RUN = 'en5v9q2w';
 export const steps = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
 
 /** A trainer and an environment run in the group, plus decoys that must not be read. */
-export function seedTrainingRun(fake: FakeWandb, entity = ENTITY, project = PROJECT): void {
+export function seedTrainingRun(fake: FakeWandb, entity = ENTITY, project = PROJECT, run: WandbRunRef = RUN): void {
+  const prefix = `${run.wandb_name}_0_`;
   fake.addRun(entity, project, {
     name: 'old1trnr',
-    displayName: `gsm8k-${RUN.run_id}-trainer-old1`,
-    group: RUN.run_id,
+    displayName: `gsm8k-${run.run_id}-trainer-old1`,
+    group: run.run_id,
     state: 'crashed',
     history: [{ _step: 3, 'reward/mean': 0.01, 'train/loss': 9 }],
   });
@@ -34,23 +35,23 @@ export function seedTrainingRun(fake: FakeWandb, entity = ENTITY, project = PROJ
   });
   fake.addRun(entity, project, {
     name: TRAINER,
-    displayName: `gsm8k-${RUN.run_id}-trainer-q7zp`,
+    displayName: `gsm8k-${run.run_id}-trainer-q7zp`,
     tags: ['trainer'],
-    group: RUN.run_id,
+    group: run.run_id,
     state: 'running',
     history: steps(30).map((s) => ({ _step: s, 'train/loss': 1 / s, 'train/learning_rate': 4e-5, 'reward/mean': s / 30 })),
   });
   fake.addRun(entity, project, {
     name: ENV_RUN,
-    displayName: `${RUN.wandb_name}-2026-01-01-abcdef`,
-    group: RUN.run_id,
+    displayName: `${run.wandb_name}-2026-01-01-abcdef`,
+    group: run.run_id,
     state: 'running',
     config: { group_size: 16 },
     history: steps(30).map((s) => ({
       _step: s,
-      [`${PREFIX}train/percent_correct`]: s / 60,
+      [`${prefix}train/percent_correct`]: s / 60,
       'server/server_0_request_time_avg': 1.5,
-      ...(s % 10 === 0 ? { [`${PREFIX}eval/percent_correct`]: 0.5 + s / 100 } : {}),
+      ...(s % 10 === 0 ? { [`${prefix}eval/percent_correct`]: 0.5 + s / 100 } : {}),
     })),
   });
 }

@@ -64,6 +64,8 @@ export interface FakeInstall {
 export interface FakeInstallOptions {
   /** Interpreter the venv is made from (default `python3` on PATH). */
   basePython?: string;
+  /** Where to build it (the caller removes it); default a temp dir removed after the test file. */
+  dir?: string;
 }
 
 function controlFile(path: string): (control: object | null) => void {
@@ -74,7 +76,7 @@ function controlFile(path: string): (control: object | null) => void {
 }
 
 export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<FakeInstall> {
-  const root = join(tempDir('rlmcp-install-'), 'tinker-atropos');
+  const root = join(opts.dir ?? tempDir('rlmcp-install-'), 'tinker-atropos');
   const skipCaches = (src: string) => basename(src) !== '__pycache__';
   cpSync(join(REPO_ROOT, 'examples', 'tinker_atropos'), join(root, 'tinker_atropos'), { recursive: true, filter: skipCaches });
   const launchTraining = join(root, 'launch_training.py');

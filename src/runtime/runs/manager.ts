@@ -75,14 +75,24 @@ function hasLiveProcess(record: RunRecord): boolean {
   });
 }
 
+/** Resolves after `ms`, or at once when `signal` aborts; leaves no timer or listener behind. */
 function delay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    const done = (): void => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
       resolve();
-    }, { once: true });
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+/** Waits for `work`, but no longer than `ms` (or until `signal` aborts). */
+async function waitAtMost(work: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<void> {
+  const settled = new AbortController();
+  void work.finally(() => settled.abort());
+  await delay(ms, signal ? AbortSignal.any([signal, settled.signal]) : settled.signal);
 }
 
 export class RunManager {
@@ -130,8 +140,8 @@ export class RunManager {
   /** rl_check_status: the full view, or inside the run's window the rate-limited answer with the current status. */
   async status(runId: string): Promise<StatusAnswer> {
     let entry = this.get(runId);
-    if (isDamaged(entry)) return { run_id: runId, status: 'unknown', error: entry.damaged };
-    if (isActive(entry.status) && this.adopt(runId)) entry = this.get(runId);
+    // An active run nobody supervises any more is taken over before it is reported.
+    if (!isDamaged(entry) && isActive(entry.status) && !this.supervises(runId) && this.adopt(runId)) entry = this.get(runId);
     if (isDamaged(entry)) return { run_id: runId, status: 'unknown', error: entry.damaged };
     const window = statusWindow(entry, this.runtime.settings.statusMinIntervalSeconds, Date.now());
     if (window.limited) {
@@ -155,7 +165,7 @@ export class RunManager {
     if (!isActive(entry.status)) return { message: `Run '${runId}' is not running (status: ${entry.status})`, run_id: runId, status: entry.status };
     const supervisor = this.supervisors.get(runId) ?? (this.adopt(runId) ? this.supervisors.get(runId) : undefined);
     if (supervisor) {
-      await Promise.race([supervisor.stop(), delay(STOP_ANSWER_WAIT_MS, signal)]);
+      await waitAtMost(supervisor.stop(), STOP_ANSWER_WAIT_MS, signal);
     } else {
       // Another live server supervises the run: ask it, and watch the registry for the result.
       writeFileSync(join(this.store.dir(runId), STOP_REQUEST_FILE), JSON.stringify({ pid: process.pid, at: new Date().toISOString() }));

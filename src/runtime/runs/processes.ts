@@ -99,17 +99,17 @@ async function groupGone(leader: { pid: number; startTime: string | null }, time
   }
 }
 
-export type StopResult = 'already_gone' | 'terminated' | 'killed';
+/** `unkillable`: a member outlived SIGKILL by seconds (stuck in the kernel, e.g. on a dead mount). */
+export type StopResult = 'already_gone' | 'terminated' | 'killed' | 'unkillable';
 
 /**
  * SIGTERM to the whole group, then SIGKILL once `graceMs` has passed with a member alive.
- * Resolves when no member is left (or SIGKILL did not help within a few seconds).
+ * Resolves when no member is left, or when SIGKILL did not help within a few seconds.
  */
 export async function stopGroup(leader: { pid: number; startTime: string | null }, graceMs: number, leaderExit?: Promise<unknown>): Promise<StopResult> {
   if (liveGroup(leader).length === 0) return 'already_gone';
   signalGroup(leader.pid, 'SIGTERM');
   if (await groupGone(leader, graceMs, leaderExit)) return 'terminated';
   signalGroup(leader.pid, 'SIGKILL');
-  await groupGone(leader, KILL_WAIT_MS, leaderExit);
-  return 'killed';
+  return (await groupGone(leader, KILL_WAIT_MS, leaderExit)) ? 'killed' : 'unkillable';
 }

@@ -233,6 +233,13 @@ export class RunSupervisor {
         if (signal.aborted) return;
         this.enterPhase(`starting_${stage}`);
         if (this.record.processes[stage].state === 'not_started') {
+          // A resumed start-up may find an earlier process dead: starting the next one would be wasted.
+          const verdict = await this.judge();
+          if (signal.aborted) return;
+          if (verdict) {
+            await this.finish(this.atStage(stage, verdict));
+            return;
+          }
           const failure = await this.spawn(stage);
           if (failure !== undefined) {
             await this.finish({ status: 'failed', error: `Start-up failed at stage '${stage}': could not start the ${PROCESS_NAME[stage]} (${failure}).`, error_process: stage });
@@ -307,9 +314,7 @@ export class RunSupervisor {
         const verdict = (await this.judge()) ?? (await this.readiness(stage));
         if (signal.aborted) return 'aborted';
         if (verdict === true) return 'ready';
-        if (verdict !== false) {
-          return verdict.status === 'failed' ? { ...verdict, error: `Start-up failed at stage '${stage}' (${STAGE_GOAL[stage]}): ${verdict.error}` } : verdict;
-        }
+        if (verdict !== false) return this.atStage(stage, verdict);
         if (Date.now() >= deadline) {
           return {
             status: 'failed',
@@ -322,6 +327,11 @@ export class RunSupervisor {
     } finally {
       logWatch?.close();
     }
+  }
+
+  /** A failure during start-up names the stage it happened in. */
+  private atStage(stage: RunProcess, verdict: Verdict): Verdict {
+    return verdict.status === 'failed' ? { ...verdict, error: `Start-up failed at stage '${stage}' (${STAGE_GOAL[stage]}): ${verdict.error}` } : verdict;
   }
 
   /** True when the stage is ready, false while it may still become so, a verdict when it cannot. */
@@ -486,6 +496,11 @@ export class RunSupervisor {
       const p = this.record.processes[name];
       if (p.state !== 'running' || p.pid === null) return;
       const result = await stopGroup({ pid: p.pid, startTime: p.start_time }, graceMs, this.exits.get(name));
+      if (result === 'unkillable') {
+        this.ctx.logger.error({ run_id: this.runId, process: name, pid: p.pid }, 'still alive after SIGKILL');
+        this.update((r) => (r.notes ??= []).push(`The ${PROCESS_NAME[name]} (process group ${p.pid}) survived SIGKILL; it is stuck in the kernel and needs the operator.`));
+        return;
+      }
       if (result === 'killed') {
         this.ctx.logger.warn({ run_id: this.runId, process: name }, `did not stop within ${graceMs} ms of SIGTERM; killed`);
         this.update((r) => (r.notes ??= []).push(`The ${PROCESS_NAME[name]} did not stop within ${graceMs / 1000} s of SIGTERM and was killed.`));

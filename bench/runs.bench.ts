@@ -4,48 +4,32 @@
  * + 10 s before it called a run running); and the latency of rl_stop_training for three
  * well-behaved processes (SIGTERM, each exits at once).
  */
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDamaged } from '../src/runtime/runs/record.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { loadSettings } from '../src/runtime/settings.js';
-import { FAKE_PYTHONPATH, FAKES_DIR, freePort, REPO_ROOT } from '../test/helpers/tmp.js';
+import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
+import { freePort } from '../test/helpers/tmp.js';
 import type { BenchFigure } from './run.js';
 
 const ROUNDS = 5;
 const SEED_SCHEDULE_S = 5 + 30 + 90 + 10;
 
-/** A tinker-atropos layout over the fakes (test/helpers/fakeInstall.ts needs node:test; this does not). */
-function install(dir: string): { root: string; python: string } {
-  const root = join(dir, 'tinker-atropos');
-  cpSync(join(REPO_ROOT, 'examples', 'tinker_atropos'), join(root, 'tinker_atropos'), { recursive: true });
-  cpSync(join(FAKES_DIR, 'tinker-atropos', 'launch_training.py'), join(root, 'launch_training.py'));
-  const bin = join(root, '.venv', 'bin');
-  mkdirSync(bin, { recursive: true });
-  const script = (name: string, body: string): string => {
-    writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`);
-    chmodSync(join(bin, name), 0o755);
-    return join(bin, name);
-  };
-  script('run-api', 'exec python3 -m atroposlib.cli.run_api "$@"');
-  // A long step: the run stays in training until the bench stops it.
-  writeFileSync(join(root, 'fake_trainer.json'), JSON.stringify({ step_seconds: 5 }));
-  return { root, python: script('python', 'exec python3 "$@"') };
-}
-
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export default async function runsBench(): Promise<BenchFigure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'rlmcp-bench-runs-'));
-  const { root, python } = install(dir);
+  const { root, python, trainerControl } = await makeFakeInstall({ dir });
+  // A long step: the run stays in training until the bench stops it.
+  trainerControl({ step_seconds: 5 });
   const configFile = join(dir, 'rl.yaml');
   writeFileSync(configFile, 'locked:\n  env:\n    total_steps: 1000\n    use_wandb: false\n');
   const runtime = new Runtime(
     loadSettings({
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      PYTHONPATH: FAKE_PYTHONPATH,
       TINKER_ATROPOS_ROOT: root,
       RL_PYTHON: python,
       RL_HOME: join(dir, 'home'),
@@ -106,7 +90,7 @@ export default async function runsBench(): Promise<BenchFigure[]> {
       value: median(stops),
       unit: 'ms',
       target: '< 1 s',
-      note: `all rounds: ${stops.map((s) => s.toFixed(0)).join(', ')} ms; exits in the last round: ${exits} (the fake run-api ends its serve_forever loop on a 0.5 s poll)`,
+      note: `all rounds: ${stops.map((s) => s.toFixed(0)).join(', ')} ms; exits in the last round: ${exits} (the fake run-api ends its serve_forever loop on a 0.05 s poll)`,
     },
   ];
 }

@@ -1,6 +1,6 @@
 /** rl_start_training: launch and supervise a training run of the selected environment (Hermes tool 5). */
 import { z } from 'zod';
-import { logUris } from '../runtime/runs/view.js';
+import { runLogUris } from '../runtime/resourceUris.js';
 import { defineTool } from './define.js';
 import { processLogs, processLogUris } from './runSchemas.js';
 
@@ -50,7 +50,7 @@ export const rlStartTraining = defineTool({
       wandb_group: record.wandb_group,
       config_path: record.config_path,
       logs: record.logs,
-      log_uris: logUris(id),
+      log_uris: runLogUris(id),
       message:
         `Training starting. Use rl_check_status('${id}') to monitor (${every(runtime.settings.statusMinIntervalSeconds)}; it is rate limited per run). ` +
         `Stop it with rl_stop_training('${id}').`,

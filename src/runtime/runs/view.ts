@@ -5,6 +5,7 @@
  */
 import { tailLines } from '../logTail.js';
 import type { SecretRedactor } from '../redact.js';
+import { runLogUris } from '../resourceUris.js';
 import { RUN_PROCESSES, type RunProcess } from '../runFiles.js';
 import { isSameProcess } from './processTable.js';
 import type { ProcessState, RunPhase, RunRecord, RunStatus } from './record.js';
@@ -44,10 +45,6 @@ export interface RunView {
   notes?: string[];
 }
 
-export function logUris(runId: string): Record<RunProcess, string> {
-  return Object.fromEntries(RUN_PROCESSES.map((p) => [p, `rl://runs/${runId}/logs/${p}`])) as Record<RunProcess, string>;
-}
-
 export function processView(record: RunRecord, name: RunProcess): ProcessView {
   const p = record.processes[name];
   const gone = p.state === 'running' && (p.pid === null || !isSameProcess(p.pid, p.start_time));
@@ -80,7 +77,7 @@ export async function describeRun(record: RunRecord, redactor: SecretRedactor): 
     trainer_wandb_run_name: record.trainer_wandb_run_name,
     wandb_group: record.wandb_group,
     logs: record.logs,
-    log_uris: logUris(record.run_id),
+    log_uris: runLogUris(record.run_id),
     weights: trainer.latest,
     started_at: record.started_at,
   };

@@ -26,7 +26,8 @@ def main():
 
     signal.signal(signal.SIGTERM, shut_down)
     signal.signal(signal.SIGINT, shut_down)
-    server.serve_forever()
+    # uvicorn stops within milliseconds of SIGTERM; the default 0.5 s poll would make every stop look slow.
+    server.serve_forever(poll_interval=0.05)
     uvicorn_log("INFO", "Shutting down")
     server.server_close()
     uvicorn_log("INFO", "Waiting for application shutdown.")

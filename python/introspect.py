@@ -445,6 +445,13 @@ def main():
     parser.add_argument("--static-only", metavar="REASON")
     args = parser.parse_args()
 
+    # Lead a process group of our own: whatever the environment starts (a downloader, a worker
+    # pool) inherits our pipes, and the server kills the group when this process ends.
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+
     # Environment code may print or spawn children that write to fd 1: route it all to stderr.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)

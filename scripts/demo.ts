@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     say(`> rl_list_environments: ${listing.json.count} environments: ${listing.json.environments.map((e: { name: string }) => e.name).join(', ')}`);
 
     const selected = await call('rl_select_environment', { name: 'gsm8k' });
-    say(`> rl_select_environment gsm8k: ${selected.json.message} (${selected.json.configurable_fields} configurable fields, introspection: ${selected.json.introspection})`);
+    say(`> rl_select_environment gsm8k: ${selected.json.message}`);
 
     const config = await call('rl_get_current_config');
     const show = (f: { name: string; current_value: unknown }) => `${f.name}=${JSON.stringify(f.current_value)}`;

@@ -7,9 +7,10 @@ import { formatDoctorReport, runDoctor } from './runtime/doctor.js';
 import { createLogger } from './runtime/logger.js';
 import { SecretRedactor } from './runtime/redact.js';
 import { Runtime } from './runtime/runtime.js';
-import { secretValues, type Settings } from './runtime/settings.js';
+import { createHome, secretValues, type Settings } from './runtime/settings.js';
 
 export async function doctorCommand(settings: Settings, out: NodeJS.WritableStream): Promise<number> {
+  createHome(settings.home);
   const logger = createLogger({ level: settings.logLevel, home: settings.home, redactor: new SecretRedactor(secretValues(settings)), stderr: false });
   const runtime = new Runtime(settings, { logger });
   try {

@@ -66,15 +66,19 @@ async function serve(settings: Settings): Promise<void> {
   );
 }
 
-async function main(args: string[]): Promise<void> {
+/**
+ * `report` is stdout, handed only to the commands that are not serve mode: there a person (or a
+ * script capturing the output) asked, so stdout answers. Serve mode never receives it.
+ */
+async function main(args: string[], report: NodeJS.WritableStream): Promise<void> {
   const [command, ...rest] = args;
-  if (command === '--help' || command === '-h') return void process.stderr.write(USAGE);
-  if (command === '--version' || command === '-v') return void process.stderr.write(`${SERVER_VERSION}\n`);
+  if (command === '--help' || command === '-h') return void report.write(USAGE);
+  if (command === '--version' || command === '-v') return void report.write(`${SERVER_VERSION}\n`);
   if (rest.length > 0 || (command !== undefined && command !== 'doctor')) fail(`unknown arguments: ${args.join(' ')}\n${USAGE}`);
   const settings = loadSettings();
-  if (command === 'doctor') process.exit(await doctorCommand(settings, process.stdout));
+  if (command === 'doctor') process.exit(await doctorCommand(settings, report));
   await serve(settings);
 }
 
 // A bad setting ends the process with its one-line message; anything else with its stack.
-main(process.argv.slice(2)).catch((err: unknown) => fail(err instanceof SettingsError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)));
+main(process.argv.slice(2), process.stdout).catch((err: unknown) => fail(err instanceof SettingsError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)));

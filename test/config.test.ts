@@ -4,10 +4,11 @@
  * statically when the import fails.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { connectInMemory, type InMemoryHarness } from './helpers/client.js';
+import { isAlive, waitUntil } from './helpers/runs.js';
 import { tempDir } from './helpers/tmp.js';
 
 const TYPED_ENV = `"""Every field type the editor handles."""
@@ -77,6 +78,25 @@ time.sleep(600)
 
 class SlowEnv(BaseEnv):
     name = "slow"
+`;
+
+/** Starts a background process at import that keeps the inherited stdout/stderr open (a downloader, a worker pool). */
+const SPAWNING_ENV = `import os
+import subprocess
+
+from atroposlib.envs.base import BaseEnv, BaseEnvConfig
+
+_worker = subprocess.Popen(["sleep", "300"])
+with open(os.path.join(os.path.dirname(__file__), "worker.pid"), "w") as handle:
+    handle.write(str(_worker.pid))
+
+
+class SpawningEnv(BaseEnv):
+    name = "spawning"
+
+    @classmethod
+    def config_init(cls):
+        return BaseEnvConfig(group_size=6), []
 `;
 
 function fixtureRoot(): { root: string; envDir: string } {
@@ -271,6 +291,13 @@ describe('with the environment importable', async () => {
     assert.equal(far.did_you_mean, undefined);
     assert.ok(Array.isArray(far.available_fields));
 
+    // Names every JS object inherits are unknown fields like any other, not "locked".
+    for (const field of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const json = await refused(h, field, 1);
+      assert.match(json.error, new RegExp(`^Unknown field '${field}'`), json.error);
+      assert.ok(Array.isArray(json.available_fields));
+    }
+
     for (const [field, lockedValue] of [
       ['total_steps', 2500],
       ['tokenizer_name', 'Qwen/Qwen3-8B'],
@@ -344,7 +371,7 @@ describe('with the environment importable', async () => {
       ['rl_select_environment', { name: '..' }, /not a path/],
       ['rl_select_environment', { name: 'typed\u0000' }, /not a path/],
       ['rl_get_current_config', { verbose: true }, /Unrecognized|verbose/i],
-      ['rl_edit_config', { field: 'group_size' }, /value/],
+      ['rl_edit_config', { field: 'group_size' }, /value is required/],
       ['rl_edit_config', { value: 3 }, /field/],
       ['rl_edit_config', { field: 'group_size', value: 3, force: true }, /Unrecognized|force/i],
       ['rl_edit_config', { field: 7, value: 3 }, /string/],
@@ -413,6 +440,24 @@ test('an import that hangs is cut off and the source is read instead', async () 
   assert.match(selected.json.import_error, /did not finish within 2 s/);
   assert.match(selected.json.message, /read from its source/);
   assert.equal((await currentConfig(h)).editable.get('group_size')!.current_value, 4);
+  await h.close();
+});
+
+test('a process the environment leaves behind neither holds the answer nor outlives it', { timeout: 90_000 }, async () => {
+  const { root, envDir } = fixtureRoot();
+  writeFileSync(join(envDir, 'spawning_env.py'), SPAWNING_ENV);
+  const pidFile = join(envDir, 'worker.pid');
+  after(() => {
+    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0;
+    if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
+  });
+  const h = await connectInMemory({ TINKER_ATROPOS_ROOT: root });
+  const selected = await h.call('rl_select_environment', { name: 'spawning' });
+  assert.equal(selected.isError, false, JSON.stringify(selected.json));
+  assert.equal(selected.json.introspection, 'import');
+  assert.equal((await currentConfig(h)).editable.get('group_size')!.current_value, 6);
+  const worker = Number(readFileSync(pidFile, 'utf8'));
+  await waitUntil("the introspection helper's background process is stopped with it", () => !isAlive(worker), 10);
   await h.close();
 });
 

@@ -1,11 +1,13 @@
 /** rl_doctor and `rl-training-mcp doctor`: every missing piece with its fix; ready against the fakes. */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { connectInMemory } from './helpers/client.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
-import { DIST_ENTRY, freePort, testEnv } from './helpers/tmp.js';
+import { DIST_ENTRY, freePort, tempDir, testEnv } from './helpers/tmp.js';
 import { FakeWandb } from './fakes/wandbServer.js';
 import { KEY as WANDB_KEY } from './fakes/wandbFixtures.js';
 
@@ -29,6 +31,19 @@ test('doctor on a machine with nothing configured lists every missing piece with
   }
   assert.match(out, /ok {4}environments +3 found/);
   assert.match(out, /Training cannot start/);
+});
+
+test('doctor with an RL_HOME that cannot be a directory says so in one line', async () => {
+  const notADirectory = join(tempDir(), 'file');
+  writeFileSync(notADirectory, '');
+  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    execFile(process.execPath, [DIST_ENTRY, 'doctor'], { env: testEnv({ RL_HOME: notADirectory }), encoding: 'utf8', timeout: 60_000 }, (err, _stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr });
+    });
+  });
+  assert.notEqual(code, 0);
+  assert.equal(stderr.trim().split('\n').length, 1, stderr);
+  assert.match(stderr, /RL_HOME=.* cannot be created \(EEXIST\): point RL_HOME at a writable directory/);
 });
 
 test('doctor against the fake install with keys set exits 0 and never prints a key', async () => {

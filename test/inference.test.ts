@@ -9,13 +9,14 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { processCommand } from '../src/runtime/inference/command.js';
 import { ModelProcess } from '../src/runtime/inference/modelProcess.js';
+import { scoreGroups, summarize } from '../src/runtime/inference/scoring.js';
 import { REDACTED, SecretRedactor } from '../src/runtime/redact.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { loadSettings } from '../src/runtime/settings.js';
 import { GSM8K_FILE } from './fakes/gsm8kAnswers.js';
 import { connectInMemory } from './helpers/client.js';
 import { assertKeyNowhereUnder, KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
-import { isAlive } from './helpers/runs.js';
+import { isAlive, waitUntil } from './helpers/runs.js';
 import { tempDir, testEnv } from './helpers/tmp.js';
 
 const endpoint = await startEndpoint({
@@ -152,6 +153,24 @@ test('a model whose answers the environment cannot use is stopped after a few fa
   assert.deepEqual([json.summary.models_succeeded, json.summary.environment_working, json.summary.best_model], [0, false, null]);
 });
 
+test('rates round like Hermes (Python round: an exact tie goes to the even thousandth)', () => {
+  const group = (correct: number): number[] => Array.from({ length: 16 }, (_, i) => (i < correct ? 1 : 0));
+  // 3 of 48 and 5 of 16 are exact ties at the third decimal, common with the default group_size 16.
+  const a = scoreGroups([group(1), group(0), group(2)]);
+  const b = scoreGroups([group(5)]);
+  assert.deepEqual([a.accuracy, a.step_success_rate, b.accuracy, scoreGroups([group(3)]).accuracy], [0.062, 0.667, 0.312, 0.188]);
+  const summary = summarize(
+    [
+      { model: 'a', ...a },
+      { model: 'b', ...b },
+      { model: 'c', steps_tested: 0, accuracy: 0 },
+    ],
+    3,
+    '/out',
+  );
+  assert.deepEqual([summary.best_model, summary.avg_accuracy, summary.models_succeeded], ['b', 0.187, 2]);
+});
+
 test('the command: negative values glued on with =, the key only in the --config file', () => {
   const settings = loadSettings(testEnv());
   settings.locked.env.max_num_workers = -1;
@@ -184,6 +203,21 @@ test('the command: negative values glued on with =, the key only in the --config
   });
 });
 
+/** A model process running a Python one-liner script in `dir`, logging to dir/model.log, redacting KEY. */
+function pythonChild(dir: string, script: string, env: Record<string, string> = {}): ModelProcess {
+  return new ModelProcess({
+    file: 'python3',
+    args: ['-c', script],
+    env: { PATH: process.env.PATH ?? '', ...env },
+    cwd: dir,
+    logFile: join(dir, 'model.log'),
+    timeoutMs: 30_000,
+    graceMs: 1000,
+    maxFailedGroups: 5,
+    redactor: new SecretRedactor([KEY]),
+  });
+}
+
 test('child output is redacted even when the key is split across writes or sits in an overlong line', async () => {
   const dir = tempDir();
   const script = [
@@ -195,23 +229,26 @@ test('child output is redacted even when the key is split across writes or sits 
     'sys.stderr.write("a" * 70000 + key[:10]); sys.stderr.flush(); time.sleep(0.2)',
     'sys.stderr.write(key[10:] + "\\n")',
   ].join('\n');
-  const child = new ModelProcess({
-    file: 'python3',
-    args: ['-c', script],
-    env: { PATH: process.env.PATH ?? '', SECRET: KEY },
-    cwd: dir,
-    logFile: join(dir, 'model.log'),
-    timeoutMs: 60_000,
-    graceMs: 1000,
-    maxFailedGroups: 5,
-    redactor: new SecretRedactor([KEY]),
-  });
-  const outcome = await child.done;
+  const outcome = await pythonChild(dir, script, { SECRET: KEY }).done;
   assert.equal(outcome.exitCode, 0);
   const log = readFileSync(join(dir, 'model.log'), 'utf8');
   assert.ok(!log.includes(KEY.slice(0, 10)), 'no part of the key is in the log');
   assert.equal(log.split(REDACTED).length - 1, 3);
   assert.ok(!outcome.stderrTail.includes(KEY));
+});
+
+test('a process that exits while something it started still holds its output ends with its exit, and takes that with it', async () => {
+  const dir = tempDir();
+  const script = [
+    'import subprocess, sys',
+    'p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])',
+    'print("helper", p.pid, flush=True)',
+  ].join('\n');
+  const outcome = await pythonChild(dir, script).done;
+  assert.deepEqual([outcome.exitCode, outcome.stopReason], [0, undefined], 'judged by its own exit, not stopped at its timeout');
+  const helper = Number(/helper (\d+)/.exec(readFileSync(join(dir, 'model.log'), 'utf8'))?.[1]);
+  assert.ok(helper > 0);
+  await waitUntil('the helper it left is gone', () => !isAlive(helper));
 });
 
 test('an interpreter that cannot start is reported per model, with the setting to fix', async (t) => {

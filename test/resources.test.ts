@@ -338,12 +338,35 @@ describe('resources', async () => {
     assert.match(escaping.message, /symlink leading outside/);
   });
 
-  it('stops every watch when the connection closes', async () => {
+  it('a page whose edge falls inside a secret shows no part of it', async () => {
+    const cut = 'c0ffee00';
+    // One line longer than the pages asked for, so no page edge can move to a line end.
+    const line = `${'x'.repeat(100)}${SECRET}${'y'.repeat(100)}`;
+    writeRun(home, cut, { createdAt: '2020-01-01T00:00:00.000Z', log: `${line}\n` });
+    const at = line.indexOf(SECRET);
+    const page = async (offset: number, length: number) =>
+      onlyText(await client.readResource({ uri: `rl://runs/${cut}/logs/trainer?offset=${offset}&length=${length}` })).text;
+    const pieces = [await page(at + 1, 300), await page(0, at + 5), await page(at + 3, 10)];
+    for (const text of pieces) {
+      for (let i = 0; i + 4 <= SECRET.length; i++) assert.ok(!text.includes(SECRET.slice(i, i + 4)), `${JSON.stringify(text)} shows part of the secret`);
+    }
+    assert.match(pieces[0]!, /\[REDACTED\]y{100}\n$/);
+    assert.match(pieces[1]!, /^\[bytes 0-105 of \d+;.*\]\nx{100}\[REDACTED\]$/);
+    assert.equal(onlyText(await client.readResource({ uri: `rl://runs/${cut}/logs/trainer` })).text, `${'x'.repeat(100)}[REDACTED]${'y'.repeat(100)}\n`);
+  });
+
+  /** A second server with only the resources, so a test can see its watches. */
+  async function resourcesOnly() {
     const server = new McpServer({ name: 'resources-only', version: '0.0.0' }, { capabilities: { resources: { subscribe: true, listChanged: true } } });
     const watches = registerResources(server, runtime);
     const other = new Client({ name: 'test-client', version: '0.0.0' });
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
     await Promise.all([other.connect(clientTransport), server.connect(serverTransport)]);
+    return { watches, other };
+  }
+
+  it('stops every watch when the connection closes', async () => {
+    const { watches, other } = await resourcesOnly();
     await other.subscribeResource({ uri: `rl://runs/${runId}/logs/trainer` });
     await other.subscribeResource({ uri: `rl://runs/${runId}` });
     await other.listResources();
@@ -352,6 +375,17 @@ describe('resources', async () => {
     await other.close();
     assert.equal(watches.subscriptions, 0);
     assert.equal(watches.watchedDirectories, 0);
+  });
+
+  it('an unsubscribe that arrives while its subscribe is still being checked leaves no watch', async () => {
+    const { watches, other } = await resourcesOnly();
+    const uri = `rl://runs/${runId}/logs/trainer`;
+    await Promise.all([other.subscribeResource({ uri }), other.unsubscribeResource({ uri })]);
+    assert.equal(watches.subscriptions, 0);
+    assert.equal(watches.watchedDirectories, 0);
+    await other.subscribeResource({ uri });
+    assert.equal(watches.subscriptions, 1, 'a later subscribe still works');
+    await other.close();
   });
 });
 

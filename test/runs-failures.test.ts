@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
-import { isAlive, leftovers, runServer, startRun, waitForRun } from './helpers/runs.js';
+import { isAlive, leftovers, occupyWithTrickle, runServer, startRun, waitForRun, waitUntil } from './helpers/runs.js';
 
 const allExited = (r: { processes: Record<string, { state: string }> }): boolean => Object.values(r.processes).every((p) => p.state !== 'running');
 
@@ -106,4 +106,38 @@ test("a trainer whose inference server is not reachable on RL_INFERENCE_PORT fai
   const r = await waitForRun(h, id, 'failed and cleaned up', (x) => x.status === 'failed' && allExited(x));
   assert.match(r.error!, /^Start-up failed at stage 'trainer'.*does not answer GET \/health on port \d+.*set RL_INFERENCE_PORT=8001/);
   assert.equal(r.processes.env.state, 'not_started');
+});
+
+test('a trainer that dies leaves no child of its own behind: its whole group is stopped with the run', async (t) => {
+  const h = await runServer(t);
+  h.install.trainerControl({ fail_at_start: true, spawn_grandchild: true });
+  const id = await startRun(h);
+  const r = await waitForRun(h, id, 'failed and cleaned up', (x) => x.status === 'failed' && allExited(x));
+  const grandchild = Number(/grandchild pid: (\d+)/.exec(readFileSync(r.logs.trainer, 'utf8'))?.[1]);
+  assert.ok(grandchild > 0, 'the trainer started a grandchild');
+  await waitUntil('the grandchild is stopped with its group', () => !isAlive(grandchild), 15);
+  assert.deepEqual(leftovers([h.install.root, h.home]), []);
+});
+
+test('a readiness probe that never finishes answering does not hold a stage past its deadline', async (t) => {
+  const h = await runServer(t, { env: { RL_TRAINER_READY_TIMEOUT_SECONDS: '3' } });
+  h.install.trainerControl({ step_seconds: 1 });
+  const id = await startRun(h);
+  // Taken after the pre-flight check, before the trainer binds it (as in the test above): GET /health gets a body that never ends.
+  await occupyWithTrickle(t, Number(h.env.RL_INFERENCE_PORT));
+  const r = await waitForRun(h, id, 'failed and cleaned up', (x) => x.status === 'failed' && allExited(x), 30);
+  assert.match(r.error!, /^Start-up stage 'trainer' timed out after 3 s/);
+  assert.equal(r.processes.env.state, 'not_started');
+  assert.deepEqual(leftovers([h.install.root, h.home]), []);
+});
+
+test("a trainer that prints 'Training complete!' but exits non-zero fails with what really happened", async (t) => {
+  const h = await runServer(t);
+  h.install.trainerControl({ exit_code: 3 });
+  const id = await startRun(h);
+  const r = await waitForRun(h, id, 'ended and cleaned up', (x) => (x.status === 'failed' || x.status === 'completed') && allExited(x));
+  assert.equal(r.status, 'failed');
+  assert.equal(r.processes.trainer.exit_code, 3);
+  assert.doesNotMatch(r.error!, /without printing 'Training complete!'/, 'it did print it');
+  assert.match(r.error!, /exit code 3/);
 });

@@ -50,7 +50,7 @@ test('an unknown run id opens no window and leaves no trace', async (t) => {
   for (let i = 0; i < 2; i++) {
     const answer = await h.call('rl_check_status', { run_id: 'deadbeef' });
     assert.equal(answer.isError, true);
-    assert.deepEqual(answer.json, { error: "Run 'deadbeef' not found", active_runs: [] });
+    assert.deepEqual(answer.json, { error: "Run 'deadbeef' not found. rl_list_runs lists every run on this host.", active_runs: [] });
   }
   assert.equal(existsSync(join(h.home, 'runs', 'deadbeef')), false);
 });

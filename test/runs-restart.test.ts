@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { RunRecord } from '../src/runtime/runs/record.js';
 import { callTool, connectStdio } from './helpers/client.js';
-import { isAlive, killLeftovers, leftovers, newHome, record, runServer, runServerEnv, startRun, waitForRun, waitUntil } from './helpers/runs.js';
+import { isAlive, killLeftovers, leftovers, newHome, occupyWithTrickle, record, runServer, runServerEnv, startRun, waitForRun, waitUntil } from './helpers/runs.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
 
 const readRecord = (home: string, id: string): RunRecord => JSON.parse(readFileSync(join(home, 'runs', id, 'run.json'), 'utf8')) as RunRecord;
@@ -130,4 +130,33 @@ test('with RL_STOP_RUNS_ON_EXIT=1 the server stops its runs when it shuts down',
   assert.equal(r.status, 'stopped');
   assert.ok(r.notes?.some((n) => /RL_STOP_RUNS_ON_EXIT=1/.test(n)));
   for (const pid of pidsOf(running)) assert.ok(!isAlive(pid));
+});
+
+test('a server that was up before the run was started takes it over when the supervising server exits, unasked', async (t) => {
+  const b = await runServer(t, { select: false });
+  const a = await runServer(t, { install: b.install, home: b.home, lockedEnv: { total_steps: 500 } });
+  a.install.trainerControl({ step_seconds: 1 });
+  const id = await startRun(a);
+  await waitForRun(a, id, 'is running', (r) => r.status === 'running');
+  assert.equal(b.runtime.runs.supervises(id), false);
+
+  await a.close();
+  // No call reaches b: it must notice on its own, or the run ends with nobody to judge it or stop its API.
+  await waitUntil('the other server takes the run over', () => b.runtime.runs.supervises(id), 30);
+  const stop = await b.call('rl_stop_training', { run_id: id });
+  assert.equal(stop.json.status, 'stopped');
+  assert.deepEqual(leftovers([b.install.root, b.home]), []);
+});
+
+test('with RL_STOP_RUNS_ON_EXIT=1 a run still starting is stopped at shutdown, even with a readiness probe in flight', async (t) => {
+  const h = await runServer(t, { lockedEnv: { total_steps: 500 }, env: { RL_STOP_RUNS_ON_EXIT: '1' } });
+  h.install.trainerControl({ step_seconds: 1 });
+  const id = await startRun(h);
+  // Taken after the pre-flight check, before the trainer binds it.
+  await occupyWithTrickle(t, Number(h.env.RL_INFERENCE_PORT));
+  const waiting = await waitForRun(h, id, 'has a registered trainer', (r) => r.phase === 'starting_trainer' && readFileSync(r.logs.trainer, 'utf8').includes('Registered as trainer'));
+  await h.runtime.close();
+  const r = readRecord(h.home, id);
+  assert.equal(r.status, 'stopped');
+  for (const pid of [waiting.processes.api.pid!, waiting.processes.trainer.pid!]) assert.ok(!isAlive(pid), `process ${pid} outlived the server`);
 });

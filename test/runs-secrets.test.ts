@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { argvOf, environOf, filesUnder, runServer, startRun, TINKER_KEY, waitForRun, waitUntil, WANDB_KEY } from './helpers/runs.js';
+import { argvOf, environOf, filesUnder, record, runServer, startRun, TINKER_KEY, waitForRun, waitUntil, WANDB_KEY } from './helpers/runs.js';
 
 const hasVar = (environ: string, name: string, value: string): boolean => environ.split('\0').includes(`${name}=${value}`);
 
@@ -65,4 +65,22 @@ test('a log tail returned to the client has secrets redacted', async (t) => {
   assert.match(status.json.log_tail, /debug: TINKER_API_KEY=\[REDACTED\]/);
   assert.ok(!JSON.stringify(status.raw).includes(TINKER_KEY));
   assert.ok(!readFileSync(`${h.home}/server.log`, 'utf8').includes(TINKER_KEY), 'server.log is redacted too');
+});
+
+test("a secret in the trainer's error line stays out of the recorded error, run.json and every answer", async (t) => {
+  const h = await runServer(t, { lockedEnv: { total_steps: 500 } });
+  h.install.trainerControl({ step_seconds: 1 });
+  const id = await startRun(h);
+  const running = await waitForRun(h, id, 'is running', (r) => r.status === 'running');
+  // A trainer whose error message quotes its own key (an auth failure echoing the request).
+  appendFileSync(running.logs.trainer, `Error in step 2: 401 Unauthorized for api key ${TINKER_KEY}\n`);
+  process.kill(running.processes.trainer.pid!, 'SIGKILL');
+  const r = await waitForRun(h, id, 'failed', (x) => x.status === 'failed');
+  assert.match(r.error!, /Error in step 2: 401 Unauthorized for api key \[REDACTED\]/);
+  assert.ok(!readFileSync(`${h.home}/runs/${id}/run.json`, 'utf8').includes(TINKER_KEY), 'run.json holds the key');
+  for (const [tool, args] of [['rl_check_status', { run_id: id }], ['rl_get_results', { run_id: id }]] as const) {
+    const answer = await h.call(tool, args);
+    assert.ok(!JSON.stringify(answer.raw).includes(TINKER_KEY), `${tool} answers the key: ${JSON.stringify(answer.json).slice(0, 300)}`);
+  }
+  await waitUntil('the run is cleaned up', () => Object.values(record(h, id).processes).every((p) => p.state === 'exited'));
 });

@@ -113,9 +113,9 @@ test('stopping never blocks other calls, and unknown or malformed run ids are an
 
   const unknown = await h.call('rl_stop_training', { run_id: '0badc0de' });
   assert.equal(unknown.isError, true);
-  assert.deepEqual(unknown.json, { error: "Run '0badc0de' not found", active_runs: [] });
+  assert.deepEqual(unknown.json, { error: "Run '0badc0de' not found. rl_list_runs lists every run on this host.", active_runs: [] });
   const unknownStatus = await h.call('rl_check_status', { run_id: '0badc0de' });
-  assert.deepEqual(unknownStatus.json, { error: "Run '0badc0de' not found", active_runs: [] });
+  assert.deepEqual(unknownStatus.json, { error: "Run '0badc0de' not found. rl_list_runs lists every run on this host.", active_runs: [] });
   for (const bad of ['../../etc', 'ABCDEF12', '1234567', 'x'.repeat(5000)]) {
     const answer = await h.call('rl_stop_training', { run_id: bad });
     assert.equal(answer.isError, true);

@@ -2,8 +2,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { DIST_ENTRY, testEnv } from './helpers/tmp.js';
+import { DIST_ENTRY, REPO_ROOT, testEnv } from './helpers/tmp.js';
 
 function rpc(id: number, method: string, params: Record<string, unknown> = {}): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
@@ -75,5 +77,17 @@ test('a bad setting stops the server at start with one line on stderr and a non-
     const lines = stderr.trim().split('\n');
     assert.equal(lines.length, 1, stderr);
     assert.match(lines[0]!, /^rl-training-mcp: /);
+  }
+});
+
+test('--version and --help answer on stdout, as a command line tool does', async () => {
+  const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+  for (const [flag, expected] of [['--version', new RegExp(`^${version.replace(/\./g, '\\.')}\\n$`)], ['--help', /^Usage: rl-training-mcp/]] as const) {
+    const child = spawn(process.execPath, [DIST_ENTRY, flag], { env: testEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0);
+    assert.match(stdout, expected);
   }
 });

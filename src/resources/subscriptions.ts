@@ -32,17 +32,24 @@ export class Subscriptions {
 
   async subscribe(uri: string): Promise<void> {
     const url = parseUri(uri);
-    if (this.active.has(url.href)) return;
+    if (this.closed || this.active.has(url.href)) return;
     if (this.active.size >= MAX_SUBSCRIPTIONS) {
       throw new UserError(`Too many subscriptions (${MAX_SUBSCRIPTIONS}): unsubscribe from resources you no longer follow.`, { subscribed: this.active.size });
     }
     for (const { kind, template } of this.templates) {
       const vars = template.match(url.href);
       if (!vars) continue;
-      const target = await kind.watch(vars);
-      if (this.closed || this.active.has(url.href)) return;
-      const stop = this.watcher.watch({ ...target, onChange: () => this.notify(uri) });
-      this.active.set(url.href, { uri, stop });
+      // Held before the check below awaits the filesystem, so an unsubscribe (or close) that arrives meanwhile removes it.
+      const entry = { uri, stop: (): void => undefined };
+      this.active.set(url.href, entry);
+      let target: Awaited<ReturnType<ResourceKind['watch']>>;
+      try {
+        target = await kind.watch(vars);
+      } catch (err) {
+        if (this.active.get(url.href) === entry) this.active.delete(url.href);
+        throw err;
+      }
+      if (this.active.get(url.href) === entry) entry.stop = this.watcher.watch({ ...target, onChange: () => this.notify(uri) });
       return;
     }
     throw new NotFoundError(`No resource matches ${url.href}: resources/templates/list shows the rl:// URI forms this server serves.`);

@@ -68,8 +68,9 @@ async function interpreterChecks(runtime: Runtime, signal?: AbortSignal): Promis
     version = await pythonVersion(settings, signal);
   } catch (err) {
     if (!(err instanceof UserError)) throw err;
-    const fix = err.message;
-    return [problem('python', `RL_PYTHON=${settings.python} cannot be run`, fix), problem('atroposlib', 'not checked: no interpreter', fix), problem('tinker', 'not checked: no interpreter', fix)];
+    // The python check carries the fix; repeating it on the two checks it blocks only costs tokens.
+    const first = 'Fix the python check first.';
+    return [problem('python', `RL_PYTHON=${settings.python} cannot be run`, err.message), problem('atroposlib', 'not checked: no interpreter', first), problem('tinker', 'not checked: no interpreter', first)];
   }
   const checks = [
     isSupportedPython(version)

@@ -122,7 +122,7 @@ export class Introspector {
     if (env.config_class) args.push('--config-class', env.config_class);
     if (staticReason !== undefined) args.push('--static-only', staticReason);
     const timeoutSeconds = this.settings.introspectTimeoutSeconds;
-    const child = await execa(this.settings.python, args, {
+    const subprocess = execa(this.settings.python, args, {
       cwd: this.settings.root,
       env: childEnv(this.settings.processEnv),
       extendEnv: false,
@@ -133,6 +133,10 @@ export class Introspector {
       maxBuffer: 16 * 1024 * 1024,
       reject: false,
     });
+    // Processes the environment started hold the helper's stdout/stderr open, so the answer would
+    // wait for them (past the timeout too): the helper leads its own group, which dies with it.
+    void subprocess.once('exit', () => killGroup(subprocess.pid));
+    const child = await subprocess;
     if (child.isCanceled) throw new Error('introspection cancelled by the client');
     if (child.timedOut) throw new HelperFailure(`importing the environment did not finish within ${timeoutSeconds} s (RL_INTROSPECT_TIMEOUT_SECONDS)`);
     if (child.code === 'ENOENT' || child.code === 'EACCES') {
@@ -145,6 +149,14 @@ export class Introspector {
     }
     const lastLine = child.stderr.trim().split('\n').at(-1);
     throw new HelperFailure(`the introspection helper failed (${child.signal ?? `exit code ${child.exitCode}`})${lastLine ? `: ${lastLine}` : ''}`);
+  }
+}
+
+function killGroup(pid: number | undefined): void {
+  try {
+    if (pid !== undefined) process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: nothing left in the group (or the helper died before it made one).
   }
 }
 
@@ -166,7 +178,7 @@ function toIntrospection(answer: HelperAnswer): Introspection {
     import_error: answer.import_error ?? 'the environment could not be imported',
     config_class: answer.config_class,
     fields,
-    values: Object.fromEntries(fields.map((f) => [f.name, f.name in answer.values ? answer.values[f.name]! : f.default])),
+    values: Object.fromEntries(fields.map((f) => [f.name, Object.hasOwn(answer.values, f.name) ? answer.values[f.name]! : f.default])),
   };
 }
 

@@ -26,4 +26,31 @@ export class SecretRedactor {
     }
     return out;
   }
+
+  /**
+   * redact() for `text` cut out of a longer text between `before` and `after`: a secret that
+   * the cut splits is hidden too (whatever part of it `text` holds), which redact(text) alone
+   * cannot see. Contexts as long as the longest secret are enough.
+   */
+  redactWindow(before: string, text: string, after: string): string {
+    const whole = before + text + after;
+    const start = before.length;
+    const end = start + text.length;
+    const hidden: [number, number][] = [];
+    for (const s of this.secrets) {
+      for (let at = whole.indexOf(s); at >= 0; at = whole.indexOf(s, at + 1)) {
+        if (at < end && at + s.length > start) hidden.push([Math.max(at, start), Math.min(at + s.length, end)]);
+      }
+    }
+    if (hidden.length === 0) return text;
+    hidden.sort((a, b) => a[0] - b[0]);
+    let out = '';
+    let shown = start;
+    for (const [from, to] of hidden) {
+      if (to <= shown) continue;
+      out += whole.slice(shown, Math.max(from, shown)) + (from >= shown ? REDACTED : '');
+      shown = to;
+    }
+    return out + whole.slice(shown, end);
+  }
 }

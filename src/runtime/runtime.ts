@@ -2,14 +2,13 @@
  * The runtime: every service the tools and resources use, wired once per server process.
  * No MCP imports here or anywhere under src/runtime/.
  */
-import { mkdirSync } from 'node:fs';
 import { EnvironmentCatalog } from './discovery.js';
 import { createLogger, type Logger } from './logger.js';
 import { InferenceTests } from './inference/inferenceTests.js';
 import { SecretRedactor } from './redact.js';
 import { RunManager } from './runs/manager.js';
 import { Session } from './session.js';
-import { secretValues, SettingsError, type Settings } from './settings.js';
+import { createHome, secretValues, type Settings } from './settings.js';
 import { WandbReader } from './wandb/reader.js';
 
 type Closer = () => Promise<void> | void;
@@ -29,11 +28,7 @@ export class Runtime {
     readonly settings: Settings,
     opts: { logger?: Logger } = {},
   ) {
-    try {
-      mkdirSync(settings.home, { recursive: true });
-    } catch (err) {
-      throw new SettingsError(`RL_HOME=${settings.home} cannot be created (${(err as NodeJS.ErrnoException).code ?? String(err)}): point RL_HOME at a writable directory`);
-    }
+    createHome(settings.home);
     this.redactor = new SecretRedactor(secretValues(settings));
     this.logger = opts.logger ?? createLogger({ level: settings.logLevel, home: settings.home, redactor: this.redactor });
     this.environments = new EnvironmentCatalog(this);

@@ -97,7 +97,7 @@ export class Session {
     const locked = this.lockedValues();
     const values: Record<string, JsonValue> = {};
     for (const field of found.fields) {
-      if (!(field.name in locked)) values[field.name] = found.values[field.name] ?? null;
+      if (!Object.hasOwn(locked, field.name)) values[field.name] = found.values[field.name] ?? null;
     }
     const notes: string[] = [];
     if ('wandb_name' in values) values.wandb_name = `${environment.name}-${timestamp(new Date())}`;
@@ -128,7 +128,7 @@ export class Session {
       const allowed = allowedText(field);
       const view: FieldView = { name: field.name, type: field.type, default: field.default, description: field.description, current_value: values[field.name] ?? null };
       if (allowed !== undefined) view.allowed = allowed;
-      if (field.name in locked) fixed.push({ ...view, current_value: locked[field.name]!, locked_value: locked[field.name]! });
+      if (Object.hasOwn(locked, field.name)) fixed.push({ ...view, current_value: locked[field.name]!, locked_value: locked[field.name]! });
       else editable.push(view);
     }
     return { editable, locked: fixed };
@@ -143,7 +143,7 @@ export class Session {
   edit(name: string, value: JsonValue): JsonValue {
     const selected = this.requireSelection();
     const locked = this.lockedValues();
-    if (name in locked) {
+    if (Object.hasOwn(locked, name)) {
       throw new UserError(`Field '${name}' is locked and cannot be changed (the operator sets it in RL_MCP_CONFIG)`, { locked_value: locked[name] });
     }
     // The trainer's and inference server's settings (model, LoRA rank, learning rate...) are never

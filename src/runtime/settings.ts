@@ -3,7 +3,7 @@
  * RL_MCP_CONFIG with the same keys plus `locked` / `unlocked`. The environment wins over the file.
  * Everything is validated here so that a bad value stops the server at start with one clear line.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -303,6 +303,15 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     configFile: configPath ? resolve(cwd, configPath) : undefined,
     processEnv: { ...env },
   };
+}
+
+/** Creates RL_HOME; a path that cannot be a directory is a bad setting like any other. */
+export function createHome(home: string): void {
+  try {
+    mkdirSync(home, { recursive: true });
+  } catch (err) {
+    throw new SettingsError(`RL_HOME=${home} cannot be created (${(err as NodeJS.ErrnoException).code ?? String(err)}): point RL_HOME at a writable directory`);
+  }
 }
 
 /** Secret values in use, for redaction: the three known keys plus any named secret read later. */

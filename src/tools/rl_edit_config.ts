@@ -15,7 +15,10 @@ export const rlEditConfig = defineTool({
     .object({
       field: z.string().min(1).max(128).describe('Field name, e.g. group_size'),
       value: z
-        .union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())])
+        .union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
+          // zod's own text for a missing union member is a bare "Invalid input".
+          error: (issue) => (issue.input === undefined ? 'value is required: a string, number, boolean, array or object, or null to unset an Optional field' : undefined),
+        })
         .refine((v) => JSON.stringify(v).length <= MAX_VALUE_CHARS, `value is too large: at most ${MAX_VALUE_CHARS} characters of JSON`)
         .describe('New value; null unsets an Optional field'),
     })

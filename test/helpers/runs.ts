@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, type TestContext } from 'node:test';
@@ -198,4 +199,30 @@ export function filesUnder(dir: string): string[] {
     const path = join(dir, e.name);
     return e.isDirectory() ? filesUnder(path) : e.isFile() ? [path] : [];
   });
+}
+
+/**
+ * Holds `port` on 127.0.0.1 (so the trainer cannot serve there) and answers every request with
+ * a 200 whose body never ends: a byte at a time, never idle long enough for a socket timeout.
+ */
+export async function occupyWithTrickle(t: TestContext, port: number): Promise<void> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n');
+    const timer = setInterval(() => socket.write(' '), 300);
+    socket.on('close', () => {
+      clearInterval(timer);
+      sockets.delete(socket);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
 }

@@ -126,14 +126,17 @@ export class ModelProcess {
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
     const deadline = setTimeout(() => this.stop('timeout'), spec.timeoutMs);
     deadline.unref();
+    // The leader is gone; anything it left in its group goes with it. Waiting for that first would
+    // keep `done` (which waits for our pipes to close) pending until the timeout.
+    child.once('exit', () => {
+      if (this.pid !== undefined) signalGroup(this.pid, 'SIGKILL');
+    });
 
     this.done = (async () => {
       const result = await child;
       this.exited = true;
       clearTimeout(deadline);
       clearTimeout(this.killTimer);
-      // The leader is gone; anything it left in its group goes with it.
-      if (this.pid !== undefined) signalGroup(this.pid, 'SIGKILL');
       stdout.flush();
       stderr.flush();
       const spawnError = this.pid === undefined ? spec.redactor.redact(result.originalMessage ?? result.shortMessage ?? 'the process did not start') : undefined;

@@ -25,7 +25,17 @@ export interface ModelScores {
   mean_score: number;
 }
 
-const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+/**
+ * Python's round(x, 3), as Hermes rounds: the thousandth nearest the exact value, an exact tie to
+ * the even one. Only odd sixteenths are exact ties (1/16 = 0.0625 -> 0.062), and with the default
+ * group_size 16 they are common; Math.round would send them up.
+ */
+function round3(x: number): number {
+  const sixteenths = x * 16;
+  if (!Number.isInteger(sixteenths) || sixteenths % 2 === 0) return Number(x.toFixed(3));
+  const below = Math.floor(x * 1000);
+  return (below % 2 === 0 ? below : below + 1) / 1000;
+}
 
 /**
  * The groups of a JSONL file, read line by line (a line holds every token of a group, so the

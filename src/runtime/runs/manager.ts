@@ -2,9 +2,10 @@
  * Training runs (SPEC §3.5-3.7, §3.9, §4.3-4.5): starting them, answering about them, stopping
  * them. The registry on disk is the truth, shared by every server on the host; this server
  * supervises the runs whose lock it holds, adopts runs whose supervisor is gone (at start-up,
- * then by polling while another server supervises an active run), and only reads the rest.
+ * then by a light poll of the registry, so a run another server started is taken over when that
+ * server goes), and only reads the rest.
  */
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { childEnv } from '../childEnv.js';
 import { UserError } from '../errors.js';
@@ -21,7 +22,7 @@ import { RunStore } from './store.js';
 import { RunSupervisor, STOP_REQUEST_FILE, TICK_MS } from './supervisor.js';
 import { describeRun, type RunView } from './view.js';
 
-/** How often a server that only reads an active run checks whether its supervisor is gone. */
+/** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
 /** rl_stop_training waits this long for the stop to finish before answering `stopping`. */
 const STOP_ANSWER_WAIT_MS = 20_000;
@@ -101,6 +102,10 @@ export class RunManager {
   /** Start requests of this server, one at a time (a second one must see the first run). */
   private starting: Promise<unknown> = Promise.resolve();
   private follow?: NodeJS.Timeout;
+  /** Some active run is supervised by another server: the registry is rescanned on every follow tick. */
+  private foreignActive = false;
+  /** The runs root's mtime at the last scan: a run created by another server changes it. */
+  private scannedRootMtime = -1;
   private closed = false;
 
   constructor(
@@ -118,18 +123,16 @@ export class RunManager {
     return run;
   }
 
-  /** The run's registry entry; UserError `Run '<id>' not found` with the active runs. */
+  /** The run's registry entry; UserError `Run '<id>' not found` (where to look instead) with the active runs. */
   get(runId: string): RegistryEntry {
     const entry = this.store.read(runId);
-    if (entry === undefined) throw new UserError(`Run '${runId}' not found`, { active_runs: this.activeRuns().map((r) => r.run_id) });
+    if (entry === undefined) throw new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { active_runs: this.activeRuns().map((r) => r.run_id) });
     return entry;
   }
 
   /** Every run in the registry, newest first. */
   list(): RegistryEntry[] {
-    const entries = this.store.list();
-    this.followForeign(entries);
-    return entries;
+    return this.store.list();
   }
 
   /** True when this server supervises the run (others only read it). */
@@ -283,6 +286,7 @@ export class RunManager {
       {
         settings: this.runtime.settings,
         logger: this.runtime.logger,
+        redactor: this.runtime.redactor,
         store: this.store,
         lock,
         childEnvs: runChildEnvironments(this.runtime.settings, record.use_wandb),
@@ -312,30 +316,35 @@ export class RunManager {
     return true;
   }
 
-  /** At start: adopt every run left active or with live processes; follow the ones another server supervises. */
+  /**
+   * At start, then every FOLLOW_MS: adopt every run left active (or with live processes) whose
+   * supervisor is gone. Between scans only the runs root is stat'ed, unless another server
+   * supervises an active run (it may exit at any time) or a run was created since the last scan.
+   */
   private reconcile(): void {
-    const entries = this.store.list();
-    for (const entry of entries) {
-      if (isDamaged(entry)) continue;
-      if (isActive(entry.status) || hasLiveProcess(entry)) this.adopt(entry.run_id);
-    }
-    this.followForeign(entries);
-  }
-
-  /** Polls while some active run is supervised elsewhere, to take it over if that server goes away. */
-  private followForeign(entries: RegistryEntry[]): void {
-    const foreign = entries.some((e) => !isDamaged(e) && isActive(e.status) && !this.supervisors.has(e.run_id));
-    if (!foreign || this.follow || this.closed) return;
+    this.scanRegistry(true);
     this.follow = setInterval(() => {
-      let stillForeign = false;
-      for (const run of this.activeRuns()) {
-        if (!this.adopt(run.run_id)) stillForeign = true;
-      }
-      if (!stillForeign) {
-        clearInterval(this.follow);
-        this.follow = undefined;
+      try {
+        this.scanRegistry(false);
+      } catch (err) {
+        // A timer must not crash the server (RL_HOME unreadable for a moment, disk full): try again next tick.
+        this.runtime.logger.error({ err }, 'cannot scan the run registry');
       }
     }, FOLLOW_MS);
     this.follow.unref();
+  }
+
+  private scanRegistry(initial: boolean): void {
+    if (this.closed) return;
+    const mtime = statSync(this.store.root, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    if (!initial && !this.foreignActive && mtime === this.scannedRootMtime) return;
+    this.scannedRootMtime = mtime;
+    let foreign = false;
+    for (const entry of this.store.list()) {
+      if (isDamaged(entry)) continue;
+      const active = isActive(entry.status);
+      if ((active || (initial && hasLiveProcess(entry))) && !this.adopt(entry.run_id) && active) foreign = true;
+    }
+    this.foreignActive = foreign;
   }
 }

@@ -24,7 +24,13 @@ export function getJson(port: number, path: string): Promise<{ status: number; b
         }
       });
       res.on('error', () => resolve(undefined));
+      // Cut off mid-body (the deadline below): after 'end' this is a no-op.
+      res.on('close', () => resolve(undefined));
     });
+    // A whole-request deadline, not only an idle one: a body that trickles in would otherwise
+    // hold a start-up stage (and a stop waiting on it) past every deadline.
+    const deadline = setTimeout(() => req.destroy(), PROBE_TIMEOUT_MS);
+    req.on('close', () => clearTimeout(deadline));
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(undefined));
     req.end();

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '../logger.js';
 import { tailLines } from '../logTail.js';
+import type { SecretRedactor } from '../redact.js';
 import type { RunProcess } from '../runFiles.js';
 import type { Settings } from '../settings.js';
 import type { FileLock } from './fileLock.js';
@@ -71,6 +72,8 @@ export interface Verdict {
 export interface SupervisorContext {
   settings: Settings;
   logger: Logger;
+  /** Errors quote log lines, which may quote a key: run.json and every answer get them redacted. */
+  redactor: SecretRedactor;
   store: RunStore;
   /** The run's supervisor lock, held by this server. */
   lock: FileLock;
@@ -145,7 +148,6 @@ export class RunSupervisor {
   private readonly exits = new Map<RunProcess, Promise<ExitInfo>>();
   private readonly foreign = new Map<RunProcess, { stop(): void }>();
   private readonly startup = new AbortController();
-  private startupTask?: Promise<void>;
   /** Work running in the background (start-up, verdicts, stops), so shutdown can wait for it. */
   private readonly tasks = new Set<Promise<void>>();
   private stopping?: Promise<void>;
@@ -172,7 +174,7 @@ export class RunSupervisor {
 
   /** A new run: nothing spawned yet. */
   begin(): void {
-    this.startupTask = this.background(() => this.startUp());
+    void this.background(() => this.startUp());
   }
 
   /**
@@ -188,7 +190,7 @@ export class RunSupervisor {
     }
     this.ctx.logger.info({ run_id: this.runId, status: this.record.status }, 'adopted run');
     if (this.record.status === 'stopping' || this.stopRequested()) void this.stop();
-    else if (this.record.status === 'starting') this.startupTask = this.background(() => this.startUp());
+    else if (this.record.status === 'starting') void this.background(() => this.startUp());
     else if (this.record.status === 'running') void this.background(() => this.evaluate());
     else void this.background(() => this.cleanUp());
   }
@@ -414,7 +416,9 @@ export class RunSupervisor {
       if (api.state !== 'exited') {
         const error = log.error_line
           ? `the trainer reported '${log.error_line}' and ended (${howItEnded(trainer)}).`
-          : `the trainer ended (${howItEnded(trainer)}) without printing 'Training complete!'.`;
+          : log.completed
+            ? `the trainer printed 'Training complete!' but then ended abnormally (${howItEnded(trainer)}); its log tail shows why.`
+            : `the trainer ended (${howItEnded(trainer)}) without printing 'Training complete!'.`;
         return { status: 'failed', error: error.charAt(0).toUpperCase() + error.slice(1), error_process: 'trainer' };
       }
     }
@@ -448,7 +452,7 @@ export class RunSupervisor {
       r.status = verdict.status;
       r.phase = 'done';
       r.phase_started_at = r.ended_at = now();
-      if (verdict.error !== undefined) r.error = verdict.error;
+      if (verdict.error !== undefined) r.error = this.ctx.redactor.redact(verdict.error);
       if (verdict.error_process !== undefined) r.error_process = verdict.error_process;
     });
     const level = verdict.status === 'completed' ? 'info' : 'warn';
@@ -474,8 +478,9 @@ export class RunSupervisor {
       r.stop_requested_at ??= r.phase_started_at;
     });
     this.ctx.logger.info({ run_id: this.runId }, 'stopping run');
+    // Not waiting for the start-up task: once aborted it spawns and records nothing more (every
+    // await in it is followed by an abort check), and a probe it awaits must not delay the signals.
     this.startup.abort();
-    await this.startupTask;
     await this.stopProcesses(graceMs, forExit);
     this.decided = true;
     this.update((r) => {
@@ -494,7 +499,9 @@ export class RunSupervisor {
   private async stopProcesses(graceMs: number, together: boolean): Promise<void> {
     const stopOne = async (name: RunProcess): Promise<void> => {
       const p = this.record.processes[name];
-      if (p.state !== 'running' || p.pid === null) return;
+      // An exited leader may leave children in its group (e.g. a trainer that crashed): they go
+      // too. Without its start time a long-dead leader's pid could name someone else's group.
+      if (p.pid === null || (p.state !== 'running' && p.start_time === null)) return;
       const result = await stopGroup({ pid: p.pid, startTime: p.start_time }, graceMs, this.exits.get(name));
       if (result === 'unkillable') {
         this.ctx.logger.error({ run_id: this.runId, process: name, pid: p.pid }, 'still alive after SIGKILL');

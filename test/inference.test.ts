@@ -36,10 +36,15 @@ test('refuses without a selected environment, without the key, and on bad argume
   assert.match(none.json.error, /No environment selected/);
 
   await selectGsm8k(h);
-  const noKey = await h.call('rl_test_inference', { ...base, api_key_env: 'RL_TEST_UNSET_KEY' });
+  const noKey = await h.call('rl_test_inference', { ...base, api_key_env: 'RL_TEST_UNSET_API_KEY' });
   assert.equal(noKey.isError, true);
-  assert.match(noKey.json.error, /RL_TEST_UNSET_KEY not set/);
-  assert.equal(noKey.json.missing, 'RL_TEST_UNSET_KEY');
+  assert.match(noKey.json.error, /RL_TEST_UNSET_API_KEY not set/);
+  assert.equal(noKey.json.missing, 'RL_TEST_UNSET_API_KEY');
+
+  // Set in the server's environment, but not an endpoint key: never sent anywhere.
+  const notAKey = await h.call('rl_test_inference', { ...base, api_key_env: 'PATH' });
+  assert.equal(notAKey.isError, true);
+  assert.match(notAKey.json.error, /must name an endpoint key variable ending in _API_KEY/);
 
   const serviceKey = await h.call('rl_test_inference', { ...base, api_key_env: 'TINKER_API_KEY' });
   assert.equal(serviceKey.isError, true);

@@ -91,3 +91,35 @@ test('RL_MCP_CONFIG errors: malformed YAML, unknown keys, bad sections', () => {
     assert.throws(() => loadSettings({ HOME, RL_MCP_CONFIG: file }, cwd), pattern);
   }
 });
+
+test('relative paths in RL_MCP_CONFIG are relative to the file; in the environment, to the cwd', () => {
+  const dir = tempDir();
+  const cwd = tempDir();
+  mkdirSync(join(dir, 'checkout'));
+  mkdirSync(join(cwd, 'envs'));
+  const file = join(dir, 'rl.yaml');
+  writeFileSync(file, ['TINKER_ATROPOS_ROOT: ./checkout', 'RL_HOME: state', 'RL_PYTHON: venv/bin/python', ''].join('\n'));
+  const s = loadSettings({ HOME, RL_MCP_CONFIG: file, RL_ENVIRONMENTS_DIRS: 'envs' }, cwd);
+  assert.equal(s.root, join(dir, 'checkout'));
+  assert.equal(s.home, join(dir, 'state'));
+  assert.equal(s.python, join(dir, 'venv', 'bin', 'python'));
+  assert.deepEqual(s.environmentsDirs, [join(cwd, 'envs')]);
+  assert.equal(loadSettings({ HOME, RL_MCP_CONFIG: file, RL_HOME: 'here' }, cwd).home, join(cwd, 'here'));
+});
+
+test('locked env values must fit their field: coerced when they can be, refused in one line when not', () => {
+  const cwd = tempDir();
+  const file = join(cwd, 'rl.yaml');
+  writeFileSync(file, 'locked:\n  env:\n    total_steps: "40"\n    eval_handling: limit_train\n');
+  const s = loadSettings({ HOME, RL_MCP_CONFIG: file }, cwd);
+  assert.equal(s.locked.env.total_steps, 40);
+  assert.equal(s.locked.env.eval_handling, 'LIMIT_TRAIN');
+  for (const [text, pattern] of [
+    ['locked:\n  env:\n    total_steps: [1, 2]\n', /locked\.env\.total_steps: .*expected int/],
+    ['locked:\n  env:\n    group_size: 0\n', /locked\.env\.group_size: .*expected int: an integer >= 1/],
+    ['locked:\n  env:\n    use_wandb: maybe\n', /locked\.env\.use_wandb/],
+  ] as const) {
+    writeFileSync(file, text);
+    assert.throws(() => loadSettings({ HOME, RL_MCP_CONFIG: file }, cwd), (err: unknown) => err instanceof SettingsError && pattern.test(err.message) && !err.message.includes('\n'));
+  }
+});

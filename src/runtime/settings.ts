@@ -8,6 +8,8 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { BASE_ENV_CONFIG_FIELDS } from './baseEnvConfig.js';
+import { coerceFieldValue, expectedText, FieldValueError } from './fields.js';
 
 export class SettingsError extends Error {}
 
@@ -186,6 +188,23 @@ function applyLockedOverrides(locked: LockedValues, overrides: Record<string, un
   }
 }
 
+/**
+ * A locked value of a known BaseEnvConfig field must fit the field: a wrong one would otherwise
+ * surface hours later, in the trainer of a paid run. Values are coerced as rl_edit_config does.
+ */
+function checkLockedEnv(locked: LockedValues, path: string): void {
+  for (const [name, value] of Object.entries(locked.env)) {
+    const field = BASE_ENV_CONFIG_FIELDS.find((f) => f.name === name);
+    if (!field) continue;
+    try {
+      locked.env[name] = coerceFieldValue(field, value);
+    } catch (err) {
+      if (!(err instanceof FieldValueError)) throw err;
+      throw new SettingsError(`RL_MCP_CONFIG ${path}: locked.env.${name}: ${err.message}; expected ${expectedText(field)}`);
+    }
+  }
+}
+
 function parseInteger(key: string, raw: string, min: number, max: number): number {
   const text = raw.trim();
   if (!/^-?\d+$/.test(text)) throw new SettingsError(`${key}=${JSON.stringify(raw)} is not a whole number; expected ${min}..${max}`);
@@ -222,12 +241,16 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   const configPath = nonEmpty(env.RL_MCP_CONFIG);
   const file = configPath ? readConfigFile(resolve(cwd, configPath)) : { values: {} as FileConfig['values'] };
   const get = (key: Key): string | undefined => nonEmpty(env[key]) ?? nonEmpty(file.values[key]);
+  // A relative path means relative to where it was written: the cwd for the environment, the
+  // file's folder for RL_MCP_CONFIG (clients such as Claude Desktop may start servers in /).
+  const fileDir = configPath ? dirname(resolve(cwd, configPath)) : cwd;
+  const pathBase = (key: Key): string => (nonEmpty(env[key]) !== undefined ? cwd : fileDir);
 
   const rootSetting = get('TINKER_ATROPOS_ROOT');
   let root: string;
   let usingBundledExamples = false;
   if (rootSetting) {
-    root = resolve(cwd, rootSetting);
+    root = resolve(pathBase('TINKER_ATROPOS_ROOT'), rootSetting);
     if (!existsSync(root)) {
       throw new SettingsError(`TINKER_ATROPOS_ROOT=${rootSetting} does not exist: point it at a tinker-atropos checkout or unset it to use the bundled examples`);
     }
@@ -242,17 +265,17 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     .split(':')
     .map((d) => d.trim())
     .filter((d) => d !== '')
-    .map((d) => resolve(cwd, d));
+    .map((d) => resolve(pathBase('RL_ENVIRONMENTS_DIRS'), d));
   for (const dir of environmentsDirs) {
     if (!existsSync(dir)) throw new SettingsError(`RL_ENVIRONMENTS_DIRS entry ${dir} does not exist: fix or remove it`);
   }
 
   const pythonSetting = get('RL_PYTHON');
   const venvPython = join(root, '.venv', 'bin', 'python');
-  const python = pythonSetting ? (isAbsolute(pythonSetting) || !pythonSetting.includes('/') ? pythonSetting : resolve(cwd, pythonSetting)) : existsSync(venvPython) ? venvPython : 'python3';
+  const python = pythonSetting ? (isAbsolute(pythonSetting) || !pythonSetting.includes('/') ? pythonSetting : resolve(pathBase('RL_PYTHON'), pythonSetting)) : existsSync(venvPython) ? venvPython : 'python3';
 
   const hermesHome = nonEmpty(env.HERMES_HOME) ?? join(nonEmpty(env.HOME) ?? homedir(), '.hermes');
-  const home = resolve(cwd, get('RL_HOME') ?? join(hermesHome, 'rl_training'));
+  const home = resolve(pathBase('RL_HOME'), get('RL_HOME') ?? join(hermesHome, 'rl_training'));
 
   const apiPort = parseInteger('RL_API_PORT', get('RL_API_PORT') ?? '8000', 1, 65535);
   const inferencePort = parseInteger('RL_INFERENCE_PORT', get('RL_INFERENCE_PORT') ?? '8001', 1, 65535);
@@ -267,7 +290,10 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   if (!/^https?:\/\/[^/]+/.test(baseUrl)) throw new SettingsError(`WANDB_BASE_URL=${baseUrl} is not an http(s) URL`);
 
   const locked = defaultLockedValues();
-  if (file.locked) applyLockedOverrides(locked, file.locked, configPath!);
+  if (file.locked) {
+    applyLockedOverrides(locked, file.locked, configPath!);
+    checkLockedEnv(locked, configPath!);
+  }
   for (const field of file.unlocked ?? []) delete locked.env[field];
 
   return {

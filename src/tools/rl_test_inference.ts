@@ -25,7 +25,7 @@ const input = z
       .max(128)
       .regex(ENV_NAME, 'an environment variable name')
       .default(DEFAULT_API_KEY_ENV)
-      .describe("Name of the server's environment variable holding the endpoint's key (never the key itself)"),
+      .describe("Name of the server's environment variable holding the endpoint's key, ending in _API_KEY (never the key itself)"),
     server_type: z.enum(SERVER_TYPES).default('openai'),
     timeout_seconds: z.number().int().min(1).max(3600).default(600).describe('Per model; the model is killed and reported timed_out after it'),
     wait_seconds: z

@@ -29,6 +29,11 @@ const SHUTTING_DOWN = 'The server is shutting down; start the test again after i
 
 /** Keys the server holds for its own services: never sent to an inference endpoint. */
 const SERVICE_KEYS = new Set(['TINKER_API_KEY', 'WANDB_API_KEY']);
+/**
+ * The key goes to an endpoint the caller chose, so only a variable named like an endpoint key may
+ * be sent: an agent steered by a prompt must not ship GITHUB_TOKEN or AWS_SECRET_ACCESS_KEY away.
+ */
+const ENDPOINT_KEY_NAME = /_API_KEY$/;
 
 export interface InferenceTestRequest {
   environment: { name: string; file_path: string };
@@ -193,6 +198,11 @@ export class InferenceTests {
   }
 
   private apiKey(name: string): string {
+    if (!ENDPOINT_KEY_NAME.test(name)) {
+      throw new UserError(`api_key_env must name an endpoint key variable ending in _API_KEY (e.g. ${DEFAULT_API_KEY_ENV} or OPENAI_API_KEY); ${name} is never sent to an inference endpoint`, {
+        expected: 'an environment variable name ending in _API_KEY',
+      });
+    }
     if (SERVICE_KEYS.has(name)) {
       throw new UserError(`api_key_env must not be ${name}: that key belongs to another service and is never sent to an inference endpoint`, {
         expected: `the name of the endpoint's key variable, e.g. ${DEFAULT_API_KEY_ENV}`,

@@ -19,8 +19,10 @@ export function tempDir(prefix = 'rlmcp-'): string {
   return dir;
 }
 
-/** A port that was free on 127.0.0.1 a moment ago. */
-export function freePort(): Promise<number> {
+/** Ports handed out in this process: the kernel may give a just-released port again at once. */
+const issuedPorts = new Set<number>();
+
+function ephemeralPort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const srv = createServer();
     srv.unref();
@@ -31,6 +33,17 @@ export function freePort(): Promise<number> {
       srv.close(() => resolvePort(address.port));
     });
   });
+}
+
+/** A port that was free on 127.0.0.1 a moment ago and that no earlier call in this process returned. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await ephemeralPort();
+    if (!issuedPorts.has(port)) {
+      issuedPorts.add(port);
+      return port;
+    }
+  }
 }
 
 /**

@@ -146,14 +146,18 @@ export class RunManager {
     // An active run nobody supervises any more is taken over before it is reported.
     if (!isDamaged(entry) && isActive(entry.status) && !this.supervises(runId) && this.adopt(runId)) entry = this.get(runId);
     if (isDamaged(entry)) return { run_id: runId, status: 'unknown', error: entry.damaged };
-    const window = statusWindow(entry, this.runtime.settings.statusMinIntervalSeconds, Date.now());
-    if (window.limited) {
-      return { rate_limited: true, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: entry.status, phase: entry.phase };
-    }
-    const stamped = this.store.update(runId, (r) => {
+    // Decided and stamped under the run's write lock: two servers asked at the same moment give
+    // one full answer between them, not two.
+    let window = { limited: false } as ReturnType<typeof statusWindow>;
+    const current = this.store.update(runId, (r) => {
+      window = statusWindow(r, this.runtime.settings.statusMinIntervalSeconds, Date.now());
+      if (window.limited) return false;
       r.last_full_check_at = new Date().toISOString();
     });
-    return describeRun(stamped, this.runtime.redactor);
+    if (window.limited) {
+      return { rate_limited: true, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: current.status, phase: current.phase };
+    }
+    return describeRun(current, this.runtime.redactor);
   }
 
   /** rl_stop_training: idempotent; waits a while for the processes to go, never blocks other calls. */

@@ -25,6 +25,11 @@ from atroposlib.envs.base import (
 )
 from atroposlib.type_definitions import Item
 
+try:  # an installed checkout (pip install -e .)
+    from tinker_atropos.environments._rollouts import sample_scored_group, tinker_server_configs
+except ModuleNotFoundError:  # run as a script from an uninstalled checkout: its folder is on sys.path
+    from _rollouts import sample_scored_group, tinker_server_configs
+
 
 class Difficulty(str, Enum):
     EASY = "easy"
@@ -147,16 +152,7 @@ class CountdownEnv(BaseEnv):
             rollout_server_url="http://localhost:8000",
             use_wandb=True,
         )
-        server_configs = [
-            APIServerConfig(
-                model_name="Qwen/Qwen3-8B",
-                base_url="http://localhost:8001/v1",
-                api_key="x",
-                server_type="sglang",
-                num_requests_for_eval=256,
-            )
-        ]
-        return env_config, server_configs
+        return env_config, tinker_server_configs()
 
     async def setup(self):
         unknown = set(self.config.allowed_operators) - {"+", "-", "*", "/"}
@@ -216,23 +212,9 @@ class CountdownEnv(BaseEnv):
                 f"Target: {item['target']}\nAllowed operators: {operators}",
             },
         ]
-        async with self.server.managed_server(tokenizer=self.tokenizer) as managed:
-            completions = await managed.chat_completion(
-                messages=messages,
-                n=self.config.group_size,
-                max_tokens=self.config.max_token_length,
-                temperature=1.0,
-            )
-            nodes = managed.get_state()["nodes"]
-
-        group = ScoredDataGroup(tokens=[], masks=[], scores=[], inference_logprobs=[], messages=[])
-        for choice, node in zip(completions.choices, nodes):
-            content = choice.message.content or ""
-            group["tokens"].append(node.tokens)
-            group["masks"].append(node.masked_tokens)
-            group["inference_logprobs"].append(node.logprobs)
-            group["scores"].append(self.score_answer(item, content))
-            group["messages"].append(messages + [{"role": "assistant", "content": content}])
+        group = await sample_scored_group(self, messages, lambda content: self.score_answer(item, content))
+        if group is None:
+            return None, []
         self.percent_correct_buffer.extend(1.0 if s == 1.0 else 0.0 for s in group["scores"])
         return group, []
 

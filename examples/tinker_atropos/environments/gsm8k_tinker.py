@@ -18,6 +18,11 @@ from atroposlib.envs.base import (
 )
 from atroposlib.type_definitions import Item
 
+try:  # an installed checkout (pip install -e .)
+    from tinker_atropos.environments._rollouts import sample_scored_group, tinker_server_configs
+except ModuleNotFoundError:  # run as a script from an uninstalled checkout: its folder is on sys.path
+    from _rollouts import sample_scored_group, tinker_server_configs
+
 SYSTEM_PROMPT = (
     "You are a careful math tutor. Think through the problem step by step, "
     "then give the final numeric answer on its own line as \\boxed{answer}."
@@ -138,17 +143,7 @@ class GSM8kEnv(BaseEnv):
             rollout_server_url="http://localhost:8000",
             use_wandb=True,
         )
-        server_configs = [
-            APIServerConfig(
-                model_name="Qwen/Qwen3-8B",
-                base_url="http://localhost:8001/v1",
-                api_key="x",
-                # The Tinker trainer serves /generate (token ids in, logprobs out), SGLang-style.
-                server_type="sglang",
-                num_requests_for_eval=256,
-            )
-        ]
-        return env_config, server_configs
+        return env_config, tinker_server_configs()
 
     async def setup(self):
         self.train = list(TRAIN_PROBLEMS)
@@ -173,30 +168,15 @@ class GSM8kEnv(BaseEnv):
         ]
         gold = gold_answer(item)
 
-        async with self.server.managed_server(tokenizer=self.tokenizer) as managed:
-            completions = await managed.chat_completion(
-                messages=messages,
-                n=self.config.group_size,
-                max_tokens=self.config.max_token_length,
-                temperature=1.0,
-            )
-            nodes = managed.get_state()["nodes"]
-
-        group = ScoredDataGroup(tokens=[], masks=[], scores=[], inference_logprobs=[], messages=[])
-        for choice, node in zip(completions.choices, nodes):
-            content = choice.message.content or ""
+        def score(content: str) -> Optional[float]:
+            # An empty completion says nothing about the policy; leaving it out makes the group
+            # short, so it is dropped rather than trained on.
             if not content.strip():
-                # An empty completion says nothing about the policy; the group is then short and
-                # dropped rather than trained on.
-                continue
-            correct = answers_match(extract_answer(content), gold)
-            group["tokens"].append(node.tokens)
-            group["masks"].append(node.masked_tokens)
-            group["inference_logprobs"].append(node.logprobs)
-            group["scores"].append(1.0 if correct else 0.0)
-            group["messages"].append(messages + [{"role": "assistant", "content": content}])
+                return None
+            return 1.0 if answers_match(extract_answer(content), gold) else 0.0
 
-        if not group["tokens"]:
+        group = await sample_scored_group(self, messages, score)
+        if group is None:
             return None, []
         self.percent_correct_buffer.extend(group["scores"])
         return group, []

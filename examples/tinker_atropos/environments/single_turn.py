@@ -11,6 +11,11 @@ from typing import Any, Dict, List, Optional, Tuple
 from atroposlib.envs.base import APIServerConfig, BaseEnv, BaseEnvConfig, ScoredDataGroup
 from atroposlib.type_definitions import Item
 
+try:  # an installed checkout (pip install -e .)
+    from tinker_atropos.environments._rollouts import sample_scored_group
+except ModuleNotFoundError:  # run as a script from an uninstalled checkout: its folder is on sys.path
+    from _rollouts import sample_scored_group
+
 
 class SingleTurnQAEnv(BaseEnv):
     # A completion scoring at least this counts as correct in train/percent_correct.
@@ -34,23 +39,9 @@ class SingleTurnQAEnv(BaseEnv):
 
     async def collect_trajectories(self, item: Any) -> Tuple[Optional[ScoredDataGroup], List[Item]]:
         messages = self.format_prompt(item)
-        async with self.server.managed_server(tokenizer=self.tokenizer) as managed:
-            completions = await managed.chat_completion(
-                messages=messages,
-                n=self.config.group_size,
-                max_tokens=self.config.max_token_length,
-                temperature=1.0,
-            )
-            nodes = managed.get_state()["nodes"]
-
-        group = ScoredDataGroup(tokens=[], masks=[], scores=[], inference_logprobs=[], messages=[])
-        for choice, node in zip(completions.choices, nodes):
-            content = choice.message.content or ""
-            group["tokens"].append(node.tokens)
-            group["masks"].append(node.masked_tokens)
-            group["inference_logprobs"].append(node.logprobs)
-            group["scores"].append(float(self.score_answer(item, content)))
-            group["messages"].append(messages + [{"role": "assistant", "content": content}])
+        group = await sample_scored_group(self, messages, lambda content: self.score_answer(item, content))
+        if group is None:
+            return None, []
         self.percent_correct_buffer.extend(
             1.0 if score >= self.correct_threshold else 0.0 for score in group["scores"]
         )

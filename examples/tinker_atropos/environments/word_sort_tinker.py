@@ -6,23 +6,16 @@ the right words in a partly wrong order earn the fraction of adjacent pairs in o
 """
 import random
 import re
-import sys
-from pathlib import Path
 from typing import Dict, List, Tuple
 
 from atroposlib.envs.base import APIServerConfig, BaseEnvConfig
 
-# A real tinker-atropos checkout is pip-installed, so this absolute import works from any cwd. The
-# CLI runs `python <this file> serve` and Python puts the script's directory (not the cwd) on
-# sys.path, so a checkout that is not installed (like the bundled examples) falls back to the
-# checkout root, two levels up.
-try:
+try:  # an installed checkout (pip install -e .)
+    from tinker_atropos.environments._rollouts import tinker_server_configs
     from tinker_atropos.environments.single_turn import SingleTurnQAEnv
-except ModuleNotFoundError as missing:
-    if missing.name not in ("tinker_atropos", "tinker_atropos.environments"):
-        raise
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from tinker_atropos.environments.single_turn import SingleTurnQAEnv
+except ModuleNotFoundError:  # run as a script from an uninstalled checkout: its folder is on sys.path
+    from _rollouts import tinker_server_configs
+    from single_turn import SingleTurnQAEnv
 
 VOCABULARY = (
     "apple anchor banjo breeze candle cobalt dragon ember falcon fjord garnet glacier harbor "
@@ -61,16 +54,7 @@ class WordSortEnv(SingleTurnQAEnv):
             rollout_server_url="http://localhost:8000",
             use_wandb=True,
         )
-        server_configs = [
-            APIServerConfig(
-                model_name="Qwen/Qwen3-8B",
-                base_url="http://localhost:8001/v1",
-                api_key="x",
-                server_type="sglang",
-                num_requests_for_eval=256,
-            )
-        ]
-        return env_config, server_configs
+        return env_config, tinker_server_configs()
 
     async def setup(self):
         self.rng = random.Random(7)

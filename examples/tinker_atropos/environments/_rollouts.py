@@ -48,3 +48,13 @@ async def sample_scored_group(
         group["scores"].append(float(reward))
         group["messages"].append(messages + [{"role": "assistant", "content": content}])
     return group if group["tokens"] else None
+
+
+def with_percent_correct(buffer: List[float], wandb_metrics: Optional[Dict]) -> Dict:
+    """``wandb_metrics`` plus ``train/percent_correct`` over the completions scored since the last
+    log; empties ``buffer``. atroposlib prefixes the key with the env's W&B name when logging."""
+    metrics = dict(wandb_metrics or {})
+    if buffer:
+        metrics["train/percent_correct"] = sum(buffer) / len(buffer)
+        buffer.clear()
+    return metrics

@@ -26,9 +26,9 @@ from atroposlib.envs.base import (
 from atroposlib.type_definitions import Item
 
 try:  # an installed checkout (pip install -e .)
-    from tinker_atropos.environments._rollouts import sample_scored_group, tinker_server_configs
+    from tinker_atropos.environments._rollouts import sample_scored_group, tinker_server_configs, with_percent_correct
 except ModuleNotFoundError:  # run as a script from an uninstalled checkout: its folder is on sys.path
-    from _rollouts import sample_scored_group, tinker_server_configs
+    from _rollouts import sample_scored_group, tinker_server_configs, with_percent_correct
 
 
 class Difficulty(str, Enum):
@@ -223,10 +223,7 @@ class CountdownEnv(BaseEnv):
         return None
 
     async def wandb_log(self, wandb_metrics: Optional[Dict] = None):
-        wandb_metrics = dict(wandb_metrics or {})
-        if self.percent_correct_buffer:
-            wandb_metrics["train/percent_correct"] = sum(self.percent_correct_buffer) / len(self.percent_correct_buffer)
-        self.percent_correct_buffer = []
+        wandb_metrics = with_percent_correct(self.percent_correct_buffer, wandb_metrics)
         await super().wandb_log(wandb_metrics)
 
 

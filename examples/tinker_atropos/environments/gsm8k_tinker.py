@@ -19,9 +19,9 @@ from atroposlib.envs.base import (
 from atroposlib.type_definitions import Item
 
 try:  # an installed checkout (pip install -e .)
-    from tinker_atropos.environments._rollouts import sample_scored_group, tinker_server_configs
+    from tinker_atropos.environments._rollouts import sample_scored_group, tinker_server_configs, with_percent_correct
 except ModuleNotFoundError:  # run as a script from an uninstalled checkout: its folder is on sys.path
-    from _rollouts import sample_scored_group, tinker_server_configs
+    from _rollouts import sample_scored_group, tinker_server_configs, with_percent_correct
 
 SYSTEM_PROMPT = (
     "You are a careful math tutor. Think through the problem step by step, "
@@ -221,10 +221,7 @@ class GSM8kEnv(BaseEnv):
         )
 
     async def wandb_log(self, wandb_metrics: Optional[Dict] = None):
-        wandb_metrics = dict(wandb_metrics or {})
-        if self.percent_correct_buffer:
-            wandb_metrics["train/percent_correct"] = sum(self.percent_correct_buffer) / len(self.percent_correct_buffer)
-        self.percent_correct_buffer = []
+        wandb_metrics = with_percent_correct(self.percent_correct_buffer, wandb_metrics)
         for key, value in self.eval_metrics:
             wandb_metrics[key] = value
         self.eval_metrics = []

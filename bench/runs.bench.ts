@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isDamaged } from '../src/runtime/runs/record.js';
-import { Runtime } from '../src/runtime/runtime.js';
-import { loadSettings } from '../src/runtime/settings.js';
+import { isDamaged } from '../src/domain/runs/record.js';
+import { Runtime } from '../src/app/runtime.js';
+import { loadSettings } from '../src/domain/config/settings.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import { freePort } from '../test/helpers/tmp.js';
 import type { BenchFigure } from './run.js';

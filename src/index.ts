@@ -3,11 +3,11 @@
  * Entry point: `rl-training-mcp` serves MCP over stdio; stdout then carries protocol frames only,
  * everything else goes to stderr and RL_HOME/server.log. `rl-training-mcp doctor` checks the setup.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { doctorCommand } from './doctorCommand.js';
-import { Runtime } from './runtime/runtime.js';
-import { loadSettings, SettingsError, type Settings } from './runtime/settings.js';
-import { createServer, SERVER_VERSION } from './server.js';
+import { doctorCommand } from './app/doctorCommand.js';
+import { loadSettings } from './domain/config/settings.js';
+import { SettingsError } from './core/errors.js';
+import { SERVER_VERSION } from './mcp/server.js';
+import { serveStdio } from './mcp/stdio.js';
 
 const USAGE = `Usage: rl-training-mcp [command]
 
@@ -20,50 +20,9 @@ Configuration is read from the environment (see README: TINKER_ATROPOS_ROOT, RL_
 TINKER_API_KEY, WANDB_API_KEY, OPENROUTER_API_KEY, ...) and the optional RL_MCP_CONFIG file.
 `;
 
-/** Hard limit for shutdown: clients (and SDK transports) expect the process gone within 2 s. */
-const SHUTDOWN_DEADLINE_MS = 1800;
-
 function fail(message: string): never {
   process.stderr.write(`rl-training-mcp: ${message}\n`);
   process.exit(2);
-}
-
-async function serve(settings: Settings): Promise<void> {
-  const runtime = new Runtime(settings);
-  const { logger } = runtime;
-  const server = createServer(runtime);
-
-  let shuttingDown = false;
-  const shutdown = (reason: string): void => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    logger.info({ reason }, 'shutting down');
-    setTimeout(() => {
-      logger.warn('shutdown deadline reached; exiting');
-      process.exit(0);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    void (async () => {
-      await runtime.close();
-      await server.close().catch(() => undefined);
-      process.exit(0);
-    })();
-  };
-  // The SDK 1.32 stdio transport does not react to stdin EOF: a client that goes away would
-  // leave this process (and whatever it supervises) behind without these handlers.
-  process.stdin.on('end', () => shutdown('stdin closed'));
-  process.stdin.on('close', () => shutdown('stdin closed'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGHUP', () => shutdown('SIGHUP'));
-  // A bug in one handler must not take down a server that supervises paid training runs.
-  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
-  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
-
-  await server.connect(new StdioServerTransport());
-  logger.info(
-    { root: settings.root, home: settings.home, python: settings.python, bundledExamples: settings.usingBundledExamples },
-    'rl-training-mcp serving on stdio',
-  );
 }
 
 /**
@@ -77,7 +36,7 @@ async function main(args: string[], report: NodeJS.WritableStream): Promise<void
   if (rest.length > 0 || (command !== undefined && command !== 'doctor')) fail(`unknown arguments: ${args.join(' ')}\n${USAGE}`);
   const settings = loadSettings();
   if (command === 'doctor') process.exit(await doctorCommand(settings, report));
-  await serve(settings);
+  await serveStdio(settings);
 }
 
 // A bad setting ends the process with its one-line message; anything else with its stack.

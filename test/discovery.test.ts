@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { UserError } from '../src/runtime/errors.js';
-import { parseCachePath } from '../src/runtime/discovery/parseCache.js';
-import { BUNDLED_EXAMPLES_ROOT } from '../src/runtime/settings.js';
+import { UserError } from '../src/core/errors.js';
+import { parseCachePath } from '../src/domain/environments/parseCache.js';
+import { BUNDLED_EXAMPLES_ROOT } from '../src/core/paths.js';
 import { connectInMemory } from './helpers/client.js';
 import { tempDir } from './helpers/tmp.js';
 

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { test } from 'node:test';
-import { REDACTED } from '../src/runtime/redact.js';
-import { Runtime } from '../src/runtime/runtime.js';
-import { loadSettings } from '../src/runtime/settings.js';
+import { REDACTED } from '../src/core/redact.js';
+import { Runtime } from '../src/app/runtime.js';
+import { loadSettings } from '../src/domain/config/settings.js';
 import { callTool, connectInMemory, connectStdio } from './helpers/client.js';
 import { assertKeyNowhereUnder, deferred, KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
 import { environOf, isAlive, waitUntil } from './helpers/runs.js';

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { BUNDLED_EXAMPLES_ROOT } from '../../src/runtime/settings.js';
+import { BUNDLED_EXAMPLES_ROOT } from '../../src/core/paths.js';
 import type { ChatMessage } from './openaiServer.js';
 
 export const GSM8K_FILE = join(BUNDLED_EXAMPLES_ROOT, 'tinker_atropos', 'environments', 'gsm8k_tinker.py');

@@ -1,0 +1,65 @@
+/**
+ * The application: every service the tools and resources use, wired once per server process.
+ * Nothing here imports the MCP SDK: the MCP layer (src/mcp) sits on top of this.
+ */
+import { EnvironmentCatalog } from '../domain/environments/catalog.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import type { CoreServices } from '../core/services.js';
+import { InferenceTests } from '../domain/inference/testRegistry.js';
+import { SecretRedactor } from '../core/redact.js';
+import { RunManager } from '../domain/runs/manager.js';
+import { Session } from '../domain/config/selection.js';
+import { createHome, secretValues, type Settings } from '../core/settings.js';
+import { WandbReader } from '../domain/wandb/reader.js';
+
+type Closer = () => Promise<void> | void;
+
+export class Runtime {
+  readonly redactor: SecretRedactor;
+  readonly logger: Logger;
+  readonly environments: EnvironmentCatalog;
+  readonly session: Session;
+  readonly inferenceTests: InferenceTests;
+  readonly wandb: WandbReader;
+  readonly runs: RunManager;
+  private readonly closers: Closer[] = [];
+  private closing?: Promise<void>;
+
+  constructor(
+    readonly settings: Settings,
+    opts: { logger?: Logger } = {},
+  ) {
+    createHome(settings.home);
+    this.redactor = new SecretRedactor(secretValues(settings));
+    this.logger = opts.logger ?? createLogger({ level: settings.logLevel, home: settings.home, redactor: this.redactor });
+    const core: CoreServices = { settings, logger: this.logger, redactor: this.redactor };
+    this.environments = new EnvironmentCatalog(core);
+    this.session = new Session(settings, this.logger, this.environments);
+    this.inferenceTests = new InferenceTests(core);
+    // Inference tests die with the server (unlike training runs, which are adopted later).
+    this.onClose(() => this.inferenceTests.close());
+    this.wandb = new WandbReader(core);
+    this.runs = new RunManager(core, () => this.session.requireSelection());
+    // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
+    // either way their state is on disk and their supervisor locks are released.
+    this.onClose(() => this.runs.close());
+  }
+
+  /** Registers work to do at shutdown; closers run in reverse order of registration. */
+  onClose(closer: Closer): void {
+    this.closers.push(closer);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const closer of [...this.closers].reverse()) {
+        try {
+          await closer();
+        } catch (err) {
+          this.logger.error({ err }, 'error during shutdown');
+        }
+      }
+    })();
+    return this.closing;
+  }
+}

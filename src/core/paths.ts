@@ -1,0 +1,8 @@
+/** Where the package's own files are, found from this file in src/ or dist/ (both one level down). */
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The package root: holds `examples/`, `python/` and package.json. */
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BUNDLED_EXAMPLES_ROOT = join(PACKAGE_ROOT, 'examples');
+export const PYTHON_HELPERS_DIR = join(PACKAGE_ROOT, 'python');

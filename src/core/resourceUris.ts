@@ -1,0 +1,35 @@
+/**
+ * The rl:// URIs of the server's resources (served by src/mcp/resources). Plain strings, so
+ * the runtime and the tools can point at a log or a file with them (e.g. `logs` in
+ * rl_start_training and rl_check_status).
+ */
+import type { RunProcess } from '../domain/runs/runFiles.js';
+
+export const TEMPLATES = {
+  run: 'rl://runs/{run_id}',
+  runConfig: 'rl://runs/{run_id}/config',
+  runLog: 'rl://runs/{run_id}/logs/{process}',
+  runLogPage: 'rl://runs/{run_id}/logs/{process}{?offset,length}',
+  environmentSource: 'rl://environments/{name}/source',
+  inferenceTestFile: 'rl://inference-tests/{test_id}/{+file}',
+} as const;
+
+export interface Page {
+  offset: number;
+  length: number;
+}
+
+const pageQuery = (page?: Page): string => (page ? `?offset=${page.offset}&length=${page.length}` : '');
+
+export const runUri = (runId: string): string => `rl://runs/${runId}`;
+export const runConfigUri = (runId: string): string => `rl://runs/${runId}/config`;
+export const runLogUri = (runId: string, process: RunProcess, page?: Page): string => `rl://runs/${runId}/logs/${process}${pageQuery(page)}`;
+export const runLogUris = (runId: string): Record<RunProcess, string> => ({
+  api: runLogUri(runId, 'api'),
+  trainer: runLogUri(runId, 'trainer'),
+  env: runLogUri(runId, 'env'),
+});
+export const environmentSourceUri = (name: string): string => `rl://environments/${encodeURIComponent(name)}/source`;
+/** `file` is relative to the test's directory, `/`-separated. */
+export const inferenceTestFileUri = (testId: string, file: string, page?: Page): string =>
+  `rl://inference-tests/${encodeURIComponent(testId)}/${file.split('/').map(encodeURIComponent).join('/')}${pageQuery(page)}`;

@@ -1,0 +1,99 @@
+/**
+ * The operator configuration as the rest of the server sees it: the settings type, the locked
+ * values every run config carries, and what follows from them (RL_HOME, the secrets in use).
+ * Reading and checking them is the config domain's job (domain/config/settings.ts).
+ */
+import { mkdirSync } from 'node:fs';
+import { SettingsError } from './errors.js';
+import type { JsonValue } from './json.js';
+
+/** Operator-owned values written into every run config; the model cannot change them. */
+export interface LockedValues {
+  env: Record<string, JsonValue>;
+  openai: Record<string, JsonValue>;
+  tinker: Record<string, JsonValue>;
+  slurm: boolean;
+  testing: boolean;
+}
+
+/** The seed's LOCKED_FIELDS. rollout_server_url and openai.base_url are derived from the ports. */
+export function defaultLockedValues(): LockedValues {
+  return {
+    env: {
+      tokenizer_name: 'Qwen/Qwen3-8B',
+      use_wandb: true,
+      max_token_length: 8192,
+      max_num_workers: 2048,
+      worker_timeout: 3600,
+      total_steps: 2500,
+      steps_per_eval: 25,
+      max_batches_offpolicy: 3,
+      inference_weight: 1.0,
+      eval_limit_ratio: 0.1,
+    },
+    openai: {
+      model_name: 'Qwen/Qwen3-8B',
+      api_key: 'x',
+      weight: 1.0,
+      num_requests_for_eval: 256,
+      timeout: 3600,
+      server_type: 'sglang',
+    },
+    tinker: {
+      lora_rank: 32,
+      learning_rate: 0.00004,
+      max_token_trainer_length: 9000,
+      checkpoint_dir: './temp/',
+      save_checkpoint_interval: 25,
+    },
+    slurm: false,
+    testing: false,
+  };
+}
+
+export interface Secrets {
+  tinkerApiKey?: string;
+  wandbApiKey?: string;
+  openrouterApiKey?: string;
+}
+
+export interface Settings {
+  /** tinker-atropos checkout; trainer and environment processes run with it as cwd. */
+  root: string;
+  /** True when no checkout was configured and the bundled examples tree is used. */
+  usingBundledExamples: boolean;
+  environmentsDirs: string[];
+  python: string;
+  home: string;
+  apiPort: number;
+  inferencePort: number;
+  statusMinIntervalSeconds: number;
+  stopGraceSeconds: number;
+  stopRunsOnExit: boolean;
+  /** Start-up stage deadlines in seconds. */
+  stageTimeouts: { api: number; trainer: number; env: number };
+  introspectTimeoutSeconds: number;
+  secrets: Secrets;
+  /** `timeoutSeconds`: what one W&B lookup (all its requests and retries) may take. */
+  wandb: { entity?: string; project: string; baseUrl: string; timeoutSeconds: number };
+  logLevel: string;
+  locked: LockedValues;
+  /** Where the values came from, for messages: the config file path if any. */
+  configFile?: string;
+  /** The environment the server was started with: children get an allow-listed subset of it. */
+  processEnv: Readonly<Record<string, string | undefined>>;
+}
+
+/** Creates RL_HOME; a path that cannot be a directory is a bad setting like any other. */
+export function createHome(home: string): void {
+  try {
+    mkdirSync(home, { recursive: true });
+  } catch (err) {
+    throw new SettingsError(`RL_HOME=${home} cannot be created (${(err as NodeJS.ErrnoException).code ?? String(err)}): point RL_HOME at a writable directory`);
+  }
+}
+
+/** Secret values in use, for redaction: the three known keys plus any named secret read later. */
+export function secretValues(settings: Settings): string[] {
+  return Object.values(settings.secrets).filter((v): v is string => typeof v === 'string' && v !== '');
+}

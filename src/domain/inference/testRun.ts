@@ -1,0 +1,318 @@
+/**
+ * One inference test: every requested model run through `<env file> process` against the
+ * endpoint, a few at a time, each in its own files under RL_HOME/inference_tests/<test_id>/.
+ * The test lives on between tool calls, so a call can return while it runs (W14: one Hermes
+ * call could last 3 x 600 s, far beyond what any client waits).
+ */
+import { EventEmitter } from 'node:events';
+import { rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../../core/logger.js';
+import type { SecretRedactor } from '../../core/redact.js';
+import type { Settings } from '../../core/settings.js';
+import { processCommand, processEnv, type KeyConfig, type ServerType } from './command.js';
+import { ModelProcess, type ModelProcessOutcome } from './modelProcess.js';
+import type { TestModel } from './models.js';
+import { readGroupScores, scoreGroups, summarize, type ModelScores, type TestSummary } from './scoring.js';
+
+/** Models run at once per test: the endpoint is remote, the local cost is one Python process each. */
+export const MODEL_CONCURRENCY = 3;
+
+export interface TestParameters {
+  environment: { name: string; file_path: string };
+  num_steps: number;
+  group_size: number;
+  models: TestModel[];
+  base_url: string;
+  server_type: ServerType;
+  timeout_seconds: number;
+  use_wandb: boolean;
+}
+
+export type TestStatus = 'running' | 'completed' | 'cancelled';
+export type ModelState = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';
+
+export interface ModelReport extends ModelScores {
+  model: string;
+  name: string;
+  scale: string;
+  output_file: string;
+  log_file: string;
+  duration_seconds?: number;
+  error?: string;
+  stderr_tail?: string;
+  exit_code?: number | null;
+  timed_out?: boolean;
+}
+
+export interface TestConfig {
+  num_steps: number;
+  group_size: number;
+  rollouts_per_model: number;
+  total_rollouts: number;
+  base_url: string;
+  server_type: ServerType;
+}
+
+export interface TestProgress {
+  models_total: number;
+  models_finished: number;
+  elapsed_seconds: number;
+  models: { model: string; state: ModelState; log_file: string; elapsed_seconds?: number; pid?: number }[];
+}
+
+/** What the tool answers: the Hermes result once finished, `progress` while running. */
+export interface TestOutput {
+  test_id: string;
+  status: TestStatus;
+  message?: string;
+  environment: string;
+  environment_file: string;
+  test_config: TestConfig;
+  progress?: TestProgress;
+  models_tested?: ModelReport[];
+  summary?: TestSummary;
+}
+
+type ReportBase = Pick<ModelReport, 'model' | 'name' | 'scale' | 'output_file' | 'log_file'>;
+
+interface Slot {
+  model: TestModel;
+  files: { output: string; log: string };
+  state: ModelState;
+  process?: ModelProcess;
+  startedAt?: number;
+  report?: ModelReport;
+}
+
+const seconds = (ms: number): number => Math.round(ms / 100) / 10;
+
+/** A name for a model's files: its index keeps two ids that sanitize alike apart. */
+function fileStem(index: number, id: string): string {
+  return `${index + 1}-${id.replace(/[^A-Za-z0-9._-]+/g, '_')}`;
+}
+
+export interface TestServices {
+  settings: Settings;
+  redactor: SecretRedactor;
+  logger: Logger;
+}
+
+export class InferenceTest {
+  readonly startedAt = Date.now();
+  status: TestStatus = 'running';
+  /** Resolves when every model process has exited and the result is on disk. */
+  readonly done: Promise<void>;
+  private readonly slots: Slot[];
+  private readonly events = new EventEmitter();
+  private cancelReason?: string;
+  private finalOutput?: TestOutput;
+
+  constructor(
+    readonly id: string,
+    readonly dir: string,
+    readonly params: TestParameters,
+    private readonly services: TestServices,
+    keyConfig: KeyConfig,
+  ) {
+    this.slots = params.models.map((model, i) => {
+      const stem = fileStem(i, model.id);
+      return { model, state: 'queued', files: { output: join(dir, `${stem}.jsonl`), log: join(dir, `${stem}.log`) } };
+    });
+    this.done = this.run(keyConfig);
+  }
+
+  /** Stops the test: running models are stopped (grace in ms, default the operator's), queued ones never start. */
+  cancel(reason: string, graceMs?: number): void {
+    if (this.status !== 'running' || this.slots.every((s) => s.report)) return;
+    this.cancelReason ??= reason;
+    for (const slot of this.slots) slot.process?.stop('cancelled', graceMs);
+  }
+
+  /** Subscribes to model state changes; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.events.on('change', listener);
+    return () => this.events.off('change', listener);
+  }
+
+  /** pids of the model processes still running. */
+  pids(): number[] {
+    return this.slots.flatMap((s) => (s.state === 'running' && s.process?.pid !== undefined ? [s.process.pid] : []));
+  }
+
+  /** Finished models plus a share of the next one that grows with time but never reaches 1: rises with every look. */
+  progressValue(): { progress: number; total: number; message: string } {
+    const finished = this.slots.filter((s) => s.report).length;
+    const elapsed = Date.now() - this.startedAt;
+    const spent = elapsed / (elapsed + this.params.timeout_seconds * 1000);
+    const running = this.slots.filter((s) => s.state === 'running').map((s) => s.model.id);
+    const message = `${finished}/${this.slots.length} models finished${running.length ? `; running: ${running.join(', ')}` : ''}`;
+    return { progress: finished + spent, total: this.slots.length, message };
+  }
+
+  output(): TestOutput {
+    if (this.finalOutput) return this.finalOutput;
+    const now = Date.now();
+    return {
+      ...this.header(),
+      message: `Still running (${this.progressValue().message}). Call rl_test_inference({"test_id": "${this.id}"}) to wait for the result.`,
+      progress: {
+        models_total: this.slots.length,
+        models_finished: this.slots.filter((s) => s.report).length,
+        elapsed_seconds: seconds(now - this.startedAt),
+        models: this.slots.map((s) => ({
+          model: s.model.id,
+          state: s.state,
+          log_file: s.files.log,
+          ...(s.state === 'running' && s.startedAt !== undefined ? { elapsed_seconds: seconds(now - s.startedAt), pid: s.process?.pid } : {}),
+        })),
+      },
+    };
+  }
+
+  private header(): Pick<TestOutput, 'test_id' | 'status' | 'environment' | 'environment_file' | 'test_config'> {
+    const { environment, num_steps, group_size, models, base_url, server_type } = this.params;
+    return {
+      test_id: this.id,
+      status: this.status,
+      environment: environment.name,
+      environment_file: environment.file_path,
+      test_config: {
+        num_steps,
+        group_size,
+        rollouts_per_model: num_steps * group_size,
+        total_rollouts: num_steps * group_size * models.length,
+        base_url,
+        server_type,
+      },
+    };
+  }
+
+  private async run(keyConfig: KeyConfig): Promise<void> {
+    try {
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < this.slots.length) await this.runModel(this.slots[next++]!, keyConfig.path);
+      };
+      await Promise.all(Array.from({ length: Math.min(MODEL_CONCURRENCY, this.slots.length) }, worker));
+    } finally {
+      await keyConfig.remove().catch((err: unknown) => this.services.logger.error({ err, test_id: this.id }, 'could not remove the inference key file'));
+    }
+    this.status = this.cancelReason === undefined ? 'completed' : 'cancelled';
+    const reports = this.slots.map((s) => s.report!);
+    this.finalOutput = {
+      ...this.header(),
+      ...(this.cancelReason !== undefined ? { message: `Cancelled: ${this.cancelReason}` } : {}),
+      models_tested: reports,
+      summary: summarize(reports, this.params.num_steps, this.dir),
+    };
+    await this.persist(this.finalOutput);
+    this.services.logger.info({ test_id: this.id, status: this.status, summary: this.finalOutput.summary }, 'inference test finished');
+    this.events.emit('change');
+  }
+
+  private async runModel(slot: Slot, keyConfigPath: string): Promise<void> {
+    const base = { model: slot.model.id, name: slot.model.name, scale: slot.model.scale, output_file: slot.files.output, log_file: slot.files.log };
+    if (this.cancelReason !== undefined) {
+      this.finish(slot, 'cancelled', { ...base, ...scoreGroups([]), error: `Not run: ${this.cancelReason}` });
+      return;
+    }
+    try {
+      await this.startAndJudge(slot, base, keyConfigPath);
+    } catch (err) {
+      this.services.logger.error({ err, test_id: this.id, model: slot.model.id }, 'inference test model failed');
+      this.finish(slot, 'failed', { ...base, ...scoreGroups([]), error: `Internal error: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
+
+  private async startAndJudge(slot: Slot, base: ReportBase, keyConfigPath: string): Promise<void> {
+    const { settings, redactor } = this.services;
+    const { num_steps, group_size, use_wandb, base_url, server_type, timeout_seconds, environment } = this.params;
+    const { file, args } = processCommand(settings, {
+      envFile: environment.file_path,
+      numSteps: num_steps,
+      groupSize: group_size,
+      useWandb: use_wandb,
+      outputFile: slot.files.output,
+      baseUrl: base_url,
+      modelId: slot.model.id,
+      serverType: server_type,
+      keyConfigFile: keyConfigPath,
+    });
+    slot.process = new ModelProcess({
+      file,
+      args,
+      env: processEnv(settings, use_wandb),
+      cwd: settings.root,
+      logFile: slot.files.log,
+      timeoutMs: timeout_seconds * 1000,
+      graceMs: settings.stopGraceSeconds * 1000,
+      maxFailedGroups: Math.max(5, 2 * num_steps),
+      redactor,
+    });
+    slot.startedAt = Date.now();
+    slot.state = 'running';
+    this.events.emit('change');
+    const outcome = await slot.process.done;
+    const { report, state } = await this.judge(base, outcome, slot.files.output);
+    this.finish(slot, state, report);
+  }
+
+  private finish(slot: Slot, state: ModelState, report: ModelReport): void {
+    slot.state = state;
+    slot.report = report;
+    this.events.emit('change');
+  }
+
+  private async judge(
+    base: ReportBase,
+    outcome: ModelProcessOutcome,
+    outputFile: string,
+  ): Promise<{ report: ModelReport; state: ModelState }> {
+    const timing = { duration_seconds: seconds(outcome.durationMs) };
+    const failure = (state: ModelState, error: string, extra: Partial<ModelReport> = {}): { report: ModelReport; state: ModelState } => ({
+      state,
+      report: {
+        ...base,
+        ...scoreGroups([]),
+        ...timing,
+        error,
+        ...(outcome.stderrTail ? { stderr_tail: outcome.stderrTail } : {}),
+        ...(outcome.spawnError === undefined && outcome.stopReason === undefined ? { exit_code: outcome.exitCode } : {}),
+        ...extra,
+      },
+    });
+    if (outcome.spawnError !== undefined) return failure('failed', `Could not start ${this.services.settings.python}: ${outcome.spawnError}. Check RL_PYTHON.`);
+    switch (outcome.stopReason) {
+      case 'timeout':
+        return failure('timed_out', `Timed out after ${this.params.timeout_seconds} s; the process group was killed. See log_file.`, { timed_out: true });
+      case 'cancelled':
+        return failure('cancelled', `Cancelled: ${this.cancelReason ?? 'stopped'}`);
+      case 'gave_up':
+        return failure(
+          'failed',
+          `Stopped after ${outcome.failedGroups} failed groups ("Failed to process group, retrying..."): the environment gets no usable completions from this model (endpoint error, unknown model id or unparseable answers). atroposlib would retry until the timeout. See log_file.`,
+        );
+    }
+    if (outcome.exitCode !== 0) {
+      // The last stderr line is usually the exception that ended the process.
+      const last = outcome.stderrTail.trim().split('\n').at(-1)?.trim().slice(0, 300);
+      const how = outcome.signal ? `Process killed by ${outcome.signal}` : `Process exited with code ${outcome.exitCode}`;
+      return failure('failed', `${how}${last ? `: ${last}` : ''}. See stderr_tail and log_file.`);
+    }
+    const groups = await readGroupScores(outputFile);
+    if (groups === undefined) return failure('failed', `Output file not created: ${outputFile}`);
+    if (groups.length === 0) return failure('failed', 'The process finished but wrote no group: every group was skipped or invalid. See log_file.');
+    return { report: { ...base, ...scoreGroups(groups), ...timing }, state: 'succeeded' };
+  }
+
+  private async persist(output: TestOutput): Promise<void> {
+    const path = join(this.dir, 'result.json');
+    try {
+      await writeFile(`${path}.tmp`, this.services.redactor.redact(JSON.stringify(output)));
+      await rename(`${path}.tmp`, path);
+    } catch (err) {
+      this.services.logger.error({ err, test_id: this.id }, 'could not write the inference test result');
+    }
+  }
+}

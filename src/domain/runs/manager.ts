@@ -1,0 +1,354 @@
+/**
+ * Training runs: starting them, answering about them, stopping
+ * them. The registry on disk is the truth, shared by every server on the host; this server
+ * supervises the runs whose lock it holds, adopts runs whose supervisor is gone (at start-up,
+ * then by a light poll of the registry, so a run another server started is taken over when that
+ * server goes), and only reads the rest.
+ */
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { childEnv } from '../../core/childEnv.js';
+import { UserError } from '../../core/errors.js';
+import { RUN_CONFIG, RUN_PROCESSES, type RunProcess } from './runFiles.js';
+import type { CoreServices } from '../../core/services.js';
+import type { Settings } from '../../core/settings.js';
+import { FileLock } from './fileLock.js';
+import { checkInstallation, refuseBusyPorts, refuseMissingKeys, refuseStallingConfig } from './preflight.js';
+import { isSameProcess } from './processTable.js';
+import { statusWindow } from './rateLimit.js';
+import { emptyProcess, isActive, isDamaged, newRunId, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
+import { buildRunConfig, type RunConfig, type RunSelection, WANDB_RUN_SUFFIX, writeRunConfig } from './runConfig.js';
+import { RunStore } from './store.js';
+import { RunSupervisor, STOP_REQUEST_FILE, TICK_MS } from './supervisor.js';
+import { describeRun, type RunView } from './view.js';
+
+/** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
+const FOLLOW_MS = 2_000;
+/** rl_stop_training waits this long for the stop to finish before answering `stopping`. */
+const STOP_ANSWER_WAIT_MS = 20_000;
+const START_LOCK_TIMEOUT_MS = 5_000;
+
+export interface StartedRun {
+  record: RunRecord;
+  config: RunConfig;
+}
+
+export interface RateLimitedStatus {
+  rate_limited: true;
+  run_id: string;
+  message: string;
+  next_check_in_seconds: number;
+  status: RunStatus;
+  phase?: string;
+}
+
+export interface DamagedStatus {
+  run_id: string;
+  status: 'unknown';
+  error: string;
+}
+
+export type StatusAnswer = RunView | RateLimitedStatus | DamagedStatus;
+
+export interface StopAnswer {
+  message: string;
+  run_id: string;
+  status: RunStatus;
+}
+
+/** The allow-listed environment of each child: the Tinker key to the trainer only, W&B keys only where W&B is used. */
+export function runChildEnvironments(settings: Settings, useWandb: boolean): Record<RunProcess, Record<string, string>> {
+  const common = { PYTHONUNBUFFERED: '1' };
+  const wandb = useWandb
+    ? { WANDB_API_KEY: settings.secrets.wandbApiKey, WANDB_BASE_URL: settings.wandb.baseUrl, WANDB_ENTITY: settings.wandb.entity, WANDB_MODE: settings.processEnv.WANDB_MODE }
+    : {};
+  return {
+    api: childEnv(settings.processEnv, common),
+    trainer: childEnv(settings.processEnv, { ...common, ...wandb, TINKER_API_KEY: settings.secrets.tinkerApiKey }),
+    env: childEnv(settings.processEnv, { ...common, ...wandb }),
+  };
+}
+
+function hasLiveProcess(record: RunRecord): boolean {
+  return RUN_PROCESSES.some((name) => {
+    const p = record.processes[name];
+    return p.state === 'running' && p.pid !== null && isSameProcess(p.pid, p.start_time);
+  });
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts; leaves no timer or listener behind. */
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Waits for `work`, but no longer than `ms` (or until `signal` aborts). */
+async function waitAtMost(work: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<void> {
+  const settled = new AbortController();
+  void work.finally(() => settled.abort());
+  await delay(ms, signal ? AbortSignal.any([signal, settled.signal]) : settled.signal);
+}
+
+export class RunManager {
+  private readonly store: RunStore;
+  private readonly supervisors = new Map<string, RunSupervisor>();
+  /** Start requests of this server, one at a time (a second one must see the first run). */
+  private starting: Promise<unknown> = Promise.resolve();
+  private follow?: NodeJS.Timeout;
+  /** Some active run is supervised by another server: the registry is rescanned on every follow tick. */
+  private foreignActive = false;
+  /** The runs root's mtime at the last scan: a run created by another server changes it. */
+  private scannedRootMtime = -1;
+  private closed = false;
+
+  constructor(
+    private readonly core: CoreServices,
+    private readonly selection: () => RunSelection,
+  ) {
+    this.store = new RunStore(core.settings.home);
+    this.reconcile();
+  }
+
+  /** Starts a run: refusals first, then the record, then start-up in the background. */
+  start(signal?: AbortSignal): Promise<StartedRun> {
+    const run = this.starting.then(() => this.startNow(signal));
+    this.starting = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The run's registry entry; UserError `Run '<id>' not found` (where to look instead) with the active runs. */
+  get(runId: string): RegistryEntry {
+    const entry = this.store.read(runId);
+    if (entry === undefined) throw new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { active_runs: this.activeRuns().map((r) => r.run_id) });
+    return entry;
+  }
+
+  /** Every run in the registry, newest first. */
+  list(): RegistryEntry[] {
+    return this.store.list();
+  }
+
+  /** True when this server supervises the run (others only read it). */
+  supervises(runId: string): boolean {
+    return this.supervisors.has(runId);
+  }
+
+  /** rl_check_status: the full view, or inside the run's window the rate-limited answer with the current status. */
+  async status(runId: string): Promise<StatusAnswer> {
+    let entry = this.get(runId);
+    // An active run nobody supervises any more is taken over before it is reported.
+    if (!isDamaged(entry) && isActive(entry.status) && !this.supervises(runId) && this.adopt(runId)) entry = this.get(runId);
+    if (isDamaged(entry)) return { run_id: runId, status: 'unknown', error: entry.damaged };
+    // Decided and stamped under the run's write lock: two servers asked at the same moment give
+    // one full answer between them, not two.
+    let window = { limited: false } as ReturnType<typeof statusWindow>;
+    const current = this.store.update(runId, (r) => {
+      window = statusWindow(r, this.core.settings.statusMinIntervalSeconds, Date.now());
+      if (window.limited) return false;
+      r.last_full_check_at = new Date().toISOString();
+    });
+    if (window.limited) {
+      return { rate_limited: true, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: current.status, phase: current.phase };
+    }
+    return describeRun(current, this.core.redactor);
+  }
+
+  /** rl_stop_training: idempotent; waits a while for the processes to go, never blocks other calls. */
+  async stop(runId: string, signal?: AbortSignal): Promise<StopAnswer> {
+    const entry = this.get(runId);
+    if (isDamaged(entry)) {
+      throw new UserError(`Run '${runId}' cannot be stopped: ${entry.damaged}. Its process ids are unknown; look for its processes by the run's config path (${join(this.store.dir(runId), RUN_CONFIG)}).`, {
+        run_id: runId,
+        status: 'unknown',
+      });
+    }
+    if (!isActive(entry.status)) return { message: `Run '${runId}' is not running (status: ${entry.status})`, run_id: runId, status: entry.status };
+    const supervisor = this.supervisors.get(runId) ?? (this.adopt(runId) ? this.supervisors.get(runId) : undefined);
+    if (supervisor) {
+      await waitAtMost(supervisor.stop(), STOP_ANSWER_WAIT_MS, signal);
+    } else {
+      // Another live server supervises the run: ask it, and watch the registry for the result.
+      writeFileSync(join(this.store.dir(runId), STOP_REQUEST_FILE), JSON.stringify({ pid: process.pid, at: new Date().toISOString() }));
+      const deadline = Date.now() + STOP_ANSWER_WAIT_MS;
+      while (Date.now() < deadline && !signal?.aborted && isActive(this.currentStatus(runId))) {
+        await delay(TICK_MS / 5, signal);
+      }
+    }
+    const status = this.currentStatus(runId);
+    if (status === 'stopped') return { message: `Stopped training run '${runId}'`, run_id: runId, status };
+    if (status === 'stopping' || status === 'starting' || status === 'running') {
+      return {
+        message: `Stopping training run '${runId}': processes that ignore SIGTERM are killed after ${this.core.settings.stopGraceSeconds} s each. Check with rl_check_status('${runId}').`,
+        run_id: runId,
+        status,
+      };
+    }
+    return { message: `Run '${runId}' ended (status: ${status}) before the stop took effect`, run_id: runId, status };
+  }
+
+  /** Server shutdown: flush and let go of every run (stopping them only with RL_STOP_RUNS_ON_EXIT=1). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.follow);
+    await Promise.all([...this.supervisors.values()].map((s) => s.close(this.core.settings.stopRunsOnExit)));
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private currentStatus(runId: string): RunStatus {
+    return this.store.read(runId)?.status ?? 'unknown';
+  }
+
+  private activeRuns(): RunRecord[] {
+    return this.store.list().filter((e): e is RunRecord => !isDamaged(e) && isActive(e.status));
+  }
+
+  private refuseIfActive(): void {
+    const active = this.activeRuns()[0];
+    if (active) {
+      throw new UserError(
+        `Run '${active.run_id}' is still ${active.status} on this host. The upstream trainer hard-codes its inference port, so only one run can train per host: wait for it to end, or stop it with rl_stop_training('${active.run_id}').`,
+        { active_run: active.run_id, status: active.status },
+      );
+    }
+  }
+
+  private async startNow(signal?: AbortSignal): Promise<StartedRun> {
+    const { settings, redactor } = this.core;
+    const selection = this.selection();
+    this.refuseIfActive();
+    let runId = newRunId();
+    while (this.store.exists(runId)) runId = newRunId();
+    const { config, names } = buildRunConfig(settings, selection, runId);
+    refuseStallingConfig(config.env);
+    refuseMissingKeys(settings, names.use_wandb);
+    const install = await checkInstallation(settings, signal);
+    await refuseBusyPorts(settings);
+    signal?.throwIfAborted();
+
+    const dir = this.store.dir(runId);
+    const configPath = join(dir, RUN_CONFIG);
+    const created = new Date().toISOString();
+    const record: RunRecord = {
+      version: 1,
+      run_id: runId,
+      environment: selection.environment.name,
+      environment_file: selection.environment.file_path,
+      status: 'starting',
+      phase: 'starting_api',
+      phase_started_at: created,
+      created_at: created,
+      started_at: created,
+      wandb_project: names.wandb_project,
+      wandb_run_name: names.wandb_run_name,
+      trainer_wandb_run_name: names.trainer_wandb_run_name,
+      wandb_run_suffix: WANDB_RUN_SUFFIX,
+      wandb_group: names.wandb_group,
+      wandb_name: names.wandb_name,
+      use_wandb: names.use_wandb,
+      config_path: configPath,
+      logs: { api: this.store.logPath(runId, 'api'), trainer: this.store.logPath(runId, 'trainer'), env: this.store.logPath(runId, 'env') },
+      ports: { api: settings.apiPort, inference: settings.inferencePort },
+      processes: {
+        api: emptyProcess([install.runApi, '--host', '127.0.0.1', '--port', String(settings.apiPort)]),
+        trainer: emptyProcess([settings.python, install.launchTraining, '--config', configPath]),
+        env: emptyProcess([settings.python, selection.environment.file_path, 'serve', '--config', configPath]),
+      },
+    };
+
+    // Servers sharing RL_HOME: the active-run check and the creation must not interleave.
+    this.store.ensureRoot();
+    const startLock = new FileLock(join(this.store.root, '.start.lock'));
+    startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
+    let lock: FileLock | undefined;
+    try {
+      this.refuseIfActive();
+      this.store.create(record, () => {
+        // Taken before run.json exists, so no other server can adopt the run before we supervise it.
+        lock = new FileLock(this.store.supervisorLockPath(runId));
+        if (!lock.tryAcquire()) throw new Error(`cannot lock the new run directory ${dir}`);
+        writeRunConfig(configPath, config, runId, redactor);
+        for (const name of RUN_PROCESSES) writeFileSync(record.logs[name], '', { flag: 'a' });
+      });
+    } finally {
+      startLock.release();
+    }
+    this.core.logger.info({ run_id: runId, environment: record.environment }, 'run starting');
+    this.supervise(record, lock!).begin();
+    return { record, config };
+  }
+
+  private supervise(record: RunRecord, lock: FileLock): RunSupervisor {
+    const supervisor = new RunSupervisor(
+      {
+        settings: this.core.settings,
+        logger: this.core.logger,
+        redactor: this.core.redactor,
+        store: this.store,
+        lock,
+        childEnvs: runChildEnvironments(this.core.settings, record.use_wandb),
+        onReleased: (runId) => this.supervisors.delete(runId),
+      },
+      record,
+    );
+    this.supervisors.set(record.run_id, supervisor);
+    return supervisor;
+  }
+
+  /**
+   * Takes over a run whose supervisor is gone (lock free or stale) when it is active or still has
+   * live processes. True when this server supervises it afterwards.
+   */
+  private adopt(runId: string): boolean {
+    if (this.supervisors.has(runId)) return true;
+    if (this.closed) return false;
+    const lock = new FileLock(this.store.supervisorLockPath(runId));
+    if (!lock.tryAcquire()) return false;
+    const entry = this.store.read(runId);
+    if (entry === undefined || isDamaged(entry) || (!isActive(entry.status) && !hasLiveProcess(entry))) {
+      lock.release();
+      return false;
+    }
+    this.supervise(entry, lock).adopt();
+    return true;
+  }
+
+  /**
+   * At start, then every FOLLOW_MS: adopt every run left active (or with live processes) whose
+   * supervisor is gone. Between scans only the runs root is stat'ed, unless another server
+   * supervises an active run (it may exit at any time) or a run was created since the last scan.
+   */
+  private reconcile(): void {
+    this.scanRegistry(true);
+    this.follow = setInterval(() => {
+      try {
+        this.scanRegistry(false);
+      } catch (err) {
+        // A timer must not crash the server (RL_HOME unreadable for a moment, disk full): try again next tick.
+        this.core.logger.error({ err }, 'cannot scan the run registry');
+      }
+    }, FOLLOW_MS);
+    this.follow.unref();
+  }
+
+  private scanRegistry(initial: boolean): void {
+    if (this.closed) return;
+    const mtime = statSync(this.store.root, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    if (!initial && !this.foreignActive && mtime === this.scannedRootMtime) return;
+    this.scannedRootMtime = mtime;
+    let foreign = false;
+    for (const entry of this.store.list()) {
+      if (isDamaged(entry)) continue;
+      const active = isActive(entry.status);
+      if ((active || (initial && hasLiveProcess(entry))) && !this.adopt(entry.run_id) && active) foreign = true;
+    }
+    this.foreignActive = foreign;
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Side-effect-free HTTP probes of the Atropos API.
+ * Never /batch, /register-env or /reset_data: those change the API's state.
+ */
+import { request } from 'node:http';
+
+const PROBE_TIMEOUT_MS = 2_000;
+
+/** GET http://127.0.0.1:<port><path> as JSON; undefined when nothing answers (refused, timeout, not JSON). */
+export function getJson(port: number, path: string): Promise<{ status: number; body: unknown } | undefined> {
+  return new Promise((resolve) => {
+    // No keep-alive agent: a pooled socket would outlive the probe and hold the event loop.
+    const req = request({ host: '127.0.0.1', port, path, method: 'GET', agent: false, timeout: PROBE_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (text.length < 64 * 1024) text += chunk;
+      });
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown });
+        } catch {
+          resolve({ status: res.statusCode ?? 0, body: undefined });
+        }
+      });
+      res.on('error', () => resolve(undefined));
+      // Cut off mid-body (the deadline below): after 'end' this is a no-op.
+      res.on('close', () => resolve(undefined));
+    });
+    // A whole-request deadline, not only an idle one: a body that trickles in would otherwise
+    // hold a start-up stage (and a stop waiting on it) past every deadline.
+    const deadline = setTimeout(() => req.destroy(), PROBE_TIMEOUT_MS);
+    req.on('close', () => clearTimeout(deadline));
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(undefined));
+    req.end();
+  });
+}
+
+const field = (body: unknown, name: string): unknown => (typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined);
+
+/** `GET <path>` answers 200 (the API's `/`, the trainer's inference server `/health`). */
+export async function serverAnswers(port: number, path: string): Promise<boolean> {
+  return (await getJson(port, path))?.status === 200;
+}
+
+/** The API is up: `GET /` answers 200. */
+export function apiAnswers(port: number): Promise<boolean> {
+  return serverAnswers(port, '/');
+}
+
+/** A trainer has registered: `GET /wandb_info` names a project. */
+export async function trainerRegistered(port: number): Promise<boolean> {
+  const answer = await getJson(port, '/wandb_info');
+  const project = field(answer?.body, 'project');
+  return answer?.status === 200 && typeof project === 'string' && project !== '';
+}
+
+/** Environment data has reached the API: groups queued, or batches already handed out. */
+export async function dataFlowing(port: number): Promise<boolean> {
+  const answer = await getJson(port, '/status');
+  if (answer?.status !== 200) return false;
+  const queue = field(answer.body, 'queue_size');
+  const step = field(answer.body, 'current_step');
+  return (typeof queue === 'number' && queue > 0) || (typeof step === 'number' && step > 0);
+}

@@ -1,0 +1,88 @@
+/** The shape of RL_HOME/runs/<run_id>/run.json and the vocabulary of run states. */
+import { randomBytes } from 'node:crypto';
+import type { RunProcess } from './runFiles.js';
+
+export type RunStatus = 'starting' | 'running' | 'stopping' | 'completed' | 'failed' | 'stopped' | 'unknown';
+export const ACTIVE_STATUSES: readonly RunStatus[] = ['starting', 'running', 'stopping'];
+export const isActive = (status: RunStatus): boolean => ACTIVE_STATUSES.includes(status);
+export const isEnded = (status: RunStatus): boolean => status === 'completed' || status === 'failed' || status === 'stopped';
+
+/** Where a run is within its status: which start-up stage, training, stopping, or done. */
+export type RunPhase = 'starting_api' | 'starting_trainer' | 'starting_env' | 'training' | 'stopping' | 'done';
+
+export type ProcessState = 'not_started' | 'running' | 'exited';
+
+export interface ProcessRecord {
+  state: ProcessState;
+  pid: number | null;
+  /** Process group id (= pid: each child leads its own group). */
+  pgid: number | null;
+  /** The OS start time of `pid`, so a reused pid is never mistaken for this process. */
+  start_time: string | null;
+  /** argv (never holds a secret). */
+  command: string[];
+  started_at: string | null;
+  ended_at: string | null;
+  /** null while running, when killed by a signal, or when an adopted process ended unseen. */
+  exit_code: number | null;
+  signal: string | null;
+}
+
+export interface RunRecord {
+  version: 1;
+  run_id: string;
+  environment: string;
+  environment_file: string;
+  status: Exclude<RunStatus, 'unknown'>;
+  phase: RunPhase;
+  /** When the current phase began: start-up stage deadlines count from here, across restarts. */
+  phase_started_at: string;
+  created_at: string;
+  /** When rl_start_training was called (= created_at; listed by rl_list_runs). */
+  started_at: string;
+  /** When the run reached `running`. */
+  running_at?: string;
+  ended_at?: string;
+  wandb_project: string;
+  /** tinker.wandb_run_name = <env>-<run_id>. */
+  wandb_run_name: string;
+  /** The trainer's actual W&B run name: <wandb_run_name>-trainer-<wandb_run_suffix>. */
+  trainer_wandb_run_name: string;
+  wandb_run_suffix: string;
+  /** = run_id: the trainer and the environment W&B runs share it. */
+  wandb_group: string;
+  /** env.wandb_name (the environment's W&B prefix). */
+  wandb_name: string;
+  use_wandb: boolean;
+  config_path: string;
+  logs: Record<RunProcess, string>;
+  ports: { api: number; inference: number };
+  processes: Record<RunProcess, ProcessRecord>;
+  error?: string;
+  /** The process whose log explains `error`. */
+  error_process?: RunProcess;
+  /** Things worth knowing that are not errors (e.g. the environment finished its data). */
+  notes?: string[];
+  stop_requested_at?: string;
+  /** Status rate limit: when the last full rl_check_status answer was given. */
+  last_full_check_at?: string;
+}
+
+/** A run directory whose run.json cannot be used: reported as `unknown`, never fatal. */
+export interface DamagedRun {
+  run_id: string;
+  status: 'unknown';
+  damaged: string;
+  created_at?: string;
+}
+
+export type RegistryEntry = RunRecord | DamagedRun;
+export const isDamaged = (entry: RegistryEntry): entry is DamagedRun => 'damaged' in entry;
+
+export function newRunId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+export function emptyProcess(command: string[]): ProcessRecord {
+  return { state: 'not_started', pid: null, pgid: null, start_time: null, command, started_at: null, ended_at: null, exit_code: null, signal: null };
+}

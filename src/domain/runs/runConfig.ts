@@ -1,0 +1,88 @@
+/**
+ * The run config YAML that the trainer and the environment both read with --config.
+ * Every value is in the file (tinker-atropos' CLI overrides are no-ops upstream), W&B names are
+ * fixed in advance so the run can be found later, and nothing secret is ever written.
+ */
+import { writeFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { UserError } from '../../core/errors.js';
+import type { SecretRedactor } from '../../core/redact.js';
+import { lockedEnvValues } from '../config/selection.js';
+import type { JsonValue } from '../../core/json.js';
+import type { Settings } from '../../core/settings.js';
+
+/** What a run needs from the session's selection (Session.requireSelection()). */
+export interface RunSelection {
+  environment: { name: string; file_path: string };
+  /** Current values of the non-locked env fields; null = unset. */
+  values: Record<string, JsonValue>;
+  wandbProject: string;
+}
+
+/**
+ * tinker-atropos draws a random wandb_run_suffix per config load; a fixed one makes the trainer's
+ * W&B run name predictable: <env>-<run_id>-trainer-<suffix>.
+ */
+export const WANDB_RUN_SUFFIX = 'mcp';
+
+export interface RunConfig {
+  env: Record<string, JsonValue>;
+  openai: Record<string, JsonValue>[];
+  tinker: Record<string, JsonValue>;
+  slurm: boolean;
+  testing: boolean;
+}
+
+export interface RunNames {
+  wandb_project: string;
+  wandb_group: string;
+  wandb_run_name: string;
+  trainer_wandb_run_name: string;
+  wandb_name: string;
+  use_wandb: boolean;
+}
+
+export function buildRunConfig(settings: Settings, selection: RunSelection, runId: string): { config: RunConfig; names: RunNames } {
+  const locked = lockedEnvValues(settings);
+  const env: Record<string, JsonValue> = { ...locked };
+  for (const [field, value] of Object.entries(selection.values)) {
+    // Locked wins even if a session value slipped in (e.g. rollout_server_url from config_init()).
+    if (value !== null && !(field in locked)) env[field] = value;
+  }
+  const envName = selection.environment.name;
+  if (typeof env.wandb_name !== 'string' || env.wandb_name === '') env.wandb_name = `${envName}-${runId}`;
+  const wandbRunName = `${envName}-${runId}`;
+  const config: RunConfig = {
+    env,
+    openai: [{ ...settings.locked.openai, base_url: `http://127.0.0.1:${settings.inferencePort}/v1` }],
+    tinker: {
+      ...settings.locked.tinker,
+      wandb_project: selection.wandbProject,
+      wandb_group: runId,
+      wandb_run_name: wandbRunName,
+      wandb_run_suffix: WANDB_RUN_SUFFIX,
+    },
+    slurm: settings.locked.slurm,
+    testing: settings.locked.testing,
+  };
+  return {
+    config,
+    names: {
+      wandb_project: selection.wandbProject,
+      wandb_group: runId,
+      wandb_run_name: wandbRunName,
+      trainer_wandb_run_name: `${wandbRunName}-trainer-${WANDB_RUN_SUFFIX}`,
+      wandb_name: env.wandb_name as string,
+      use_wandb: env.use_wandb !== false,
+    },
+  };
+}
+
+/** Writes the YAML; refuses if any secret value in use would land in it. */
+export function writeRunConfig(path: string, config: RunConfig, runId: string, redactor: SecretRedactor): void {
+  const text = `# rl-training-mcp run ${runId}: read by launch_training.py and the environment (--config). No secrets.\n${stringify(config)}`;
+  if (redactor.redact(text) !== text) {
+    throw new UserError('The run config would contain a secret (a locked value equals an API key); remove it from the RL_MCP_CONFIG locked values. Keys reach the processes through their environment only.');
+  }
+  writeFileSync(path, text, { mode: 0o644 });
+}

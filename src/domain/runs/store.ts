@@ -1,0 +1,162 @@
+/**
+ * The run registry on disk: one directory per run under RL_HOME/runs, its run.json replaced
+ * atomically (temp file, fsync, rename) so a reader never sees half a record. Every server
+ * sharing RL_HOME writes through `update`, a read-modify-write under a short lock file, so the
+ * supervisor's status changes and another server's rate-limit stamp never overwrite each other.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { RUN_ID_PATTERN, RUN_JSON, RUN_PROCESSES, runLogFile, type RunProcess } from './runFiles.js';
+import { FileLock } from './fileLock.js';
+import { type DamagedRun, isDamaged, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
+
+const STATUSES: readonly RunStatus[] = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped'];
+/** The guarded section is a read and a rename: anything longer means a stuck holder. */
+const WRITE_LOCK_TIMEOUT_MS = 5_000;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Why `value` is not a usable run record, or undefined when it is. */
+function defect(value: unknown, runId: string): string | undefined {
+  if (!isObject(value)) return 'run.json does not hold a JSON object';
+  if (value.run_id !== runId) return `run.json names run ${JSON.stringify(value.run_id)}, not ${runId}`;
+  if (!STATUSES.includes(value.status as RunStatus)) return `run.json has no valid status (${JSON.stringify(value.status)})`;
+  if (typeof value.environment !== 'string' || typeof value.created_at !== 'string') return 'run.json lacks environment or created_at';
+  const processes = value.processes;
+  const logs = value.logs;
+  if (!isObject(processes) || !isObject(logs)) return 'run.json lacks processes or logs';
+  for (const name of RUN_PROCESSES) {
+    const p = processes[name];
+    if (!isObject(p) || typeof p.state !== 'string' || typeof logs[name] !== 'string') return `run.json lacks the ${name} process`;
+  }
+  return undefined;
+}
+
+function writeAtomically(path: string, text: string): void {
+  const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const fd = openSync(temp, 'w', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temp, path);
+  } catch (err) {
+    unlinkSync(temp);
+    throw err;
+  }
+}
+
+export class RunStore {
+  /** RL_HOME/runs */
+  readonly root: string;
+
+  constructor(home: string) {
+    this.root = join(home, 'runs');
+  }
+
+  dir(runId: string): string {
+    return join(this.root, runId);
+  }
+
+  /** The lock naming the one server that supervises the run. */
+  supervisorLockPath(runId: string): string {
+    return join(this.dir(runId), 'supervisor.lock');
+  }
+
+  ensureRoot(): void {
+    mkdirSync(this.root, { recursive: true });
+  }
+
+  logPath(runId: string, process: RunProcess): string {
+    return join(this.dir(runId), runLogFile(process));
+  }
+
+  /**
+   * Creates the run directory (failing if the id is taken), lets `prepare` fill it, then writes
+   * the first run.json: the record is the commit point. A failed `prepare` leaves nothing behind.
+   */
+  create(record: RunRecord, prepare: (dir: string) => void = () => undefined): void {
+    const dir = this.dir(record.run_id);
+    this.ensureRoot();
+    mkdirSync(dir);
+    try {
+      prepare(dir);
+      writeAtomically(join(dir, RUN_JSON), JSON.stringify(record, null, 1));
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  exists(runId: string): boolean {
+    return statSync(this.dir(runId), { throwIfNoEntry: false })?.isDirectory() === true;
+  }
+
+  ids(): string[] {
+    try {
+      return readdirSync(this.root, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && RUN_ID_PATTERN.test(e.name))
+        .map((e) => e.name);
+    } catch {
+      return [];
+    }
+  }
+
+  /** The run's record, a DamagedRun when run.json cannot be used, undefined when there is no such run. */
+  read(runId: string): RegistryEntry | undefined {
+    if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
+    let text: string;
+    try {
+      text = readFileSync(join(this.dir(runId), RUN_JSON), 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return this.damaged(runId, code === 'ENOENT' ? 'run.json is missing' : `run.json cannot be read (${code})`);
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      return this.damaged(runId, `run.json is not valid JSON (${(err as Error).message})`);
+    }
+    const problem = defect(value, runId);
+    return problem ? this.damaged(runId, problem) : (value as RunRecord);
+  }
+
+  /** Every run, newest first. */
+  list(): RegistryEntry[] {
+    const created = (e: RegistryEntry): number => Date.parse(e.created_at ?? '') || 0;
+    return this.ids()
+      .map((id) => this.read(id))
+      .filter((e): e is RegistryEntry => e !== undefined)
+      .sort((a, b) => created(b) - created(a) || a.run_id.localeCompare(b.run_id));
+  }
+
+  /**
+   * Applies `mutate` to the current run.json and writes the result atomically, under the run's
+   * write lock. `mutate` may return false to skip the write. Throws when the run is missing or damaged.
+   */
+  update(runId: string, mutate: (record: RunRecord) => boolean | void): RunRecord {
+    const lock = new FileLock(join(this.dir(runId), `${RUN_JSON}.lock`));
+    lock.acquireBlocking(WRITE_LOCK_TIMEOUT_MS);
+    try {
+      const entry = this.read(runId);
+      if (entry === undefined) throw new Error(`run ${runId} does not exist`);
+      if (isDamaged(entry)) throw new Error(`run ${runId} cannot be updated: ${entry.damaged}`);
+      if (mutate(entry) !== false) writeAtomically(join(this.dir(runId), RUN_JSON), JSON.stringify(entry, null, 1));
+      return entry;
+    } finally {
+      lock.release();
+    }
+  }
+
+  private damaged(runId: string, reason: string): DamagedRun {
+    const mtime = statSync(this.dir(runId), { throwIfNoEntry: false })?.mtime;
+    return { run_id: runId, status: 'unknown', damaged: reason, created_at: mtime?.toISOString() };
+  }
+}

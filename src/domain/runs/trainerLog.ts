@@ -1,0 +1,84 @@
+/**
+ * What the tinker-atropos trainer's log says: its
+ * checkpoints, whether it registered, how far it got, whether it finished, and its first error.
+ * The trainer prints `Training complete!` and exits 0 even after `Error in step`, so the error
+ * line, not the exit code, decides a failure. The file is streamed: a run's log grows for hours.
+ */
+import { createReadStream } from 'node:fs';
+
+export interface TrainerLogSummary {
+  /** Every sampler checkpoint in order: `step_0` at setup, then one per step. */
+  checkpoints: string[];
+  /** The last checkpoint actually saved: the real final weights. */
+  latest: string | null;
+  /** The `.../sampler_weights/final` path the trainer prints; nothing by that name is saved upstream. */
+  final_reported: string | null;
+  /** The first `Error in step` / `Error during training` line. */
+  error_line: string | null;
+  /** `Training complete!` was printed (true even after an error: check error_line). */
+  completed: boolean;
+  /** `Registered as trainer` was printed: the trainer is set up and registered with the API. */
+  registered: boolean;
+  step?: number;
+  total_steps?: number;
+}
+
+const CHECKPOINT = /^(?:Initial sampling client created|Sampling client updated): (tinker:\/\/\S+)/;
+const FINAL = /^Final weights are available here: (tinker:\/\/\S+)/;
+const ERROR = /^(?:Error in step \d+|Error during training)\b/;
+const STEP = /^Step (\d+)\/(\d+)\s*$/;
+
+/** No marker line is this long; a longer one (a dumped batch, say) is skipped, not buffered. */
+const MAX_LINE_CHARS = 64 * 1024;
+
+/** Feeds log text in chunks of any size; lines split across chunks are joined. */
+export class TrainerLogScanner {
+  private rest = '';
+  private skipping = false;
+  readonly summary: TrainerLogSummary = { checkpoints: [], latest: null, final_reported: null, error_line: null, completed: false, registered: false };
+
+  feed(text: string): void {
+    const lines = (this.rest + text).split('\n');
+    this.rest = lines.pop()!;
+    for (const line of lines) {
+      if (this.skipping) this.skipping = false;
+      else this.line(line);
+    }
+    if (this.rest.length > MAX_LINE_CHARS) {
+      this.rest = '';
+      this.skipping = true;
+    }
+  }
+
+  end(): TrainerLogSummary {
+    if (this.rest !== '' && !this.skipping) this.line(this.rest);
+    this.rest = '';
+    return this.summary;
+  }
+
+  private line(raw: string): void {
+    const line = raw.replace(/\r$/, '').trim();
+    const s = this.summary;
+    let m: RegExpExecArray | null;
+    if ((m = CHECKPOINT.exec(line))) {
+      s.checkpoints.push(m[1]!);
+      s.latest = m[1]!;
+    } else if ((m = FINAL.exec(line))) s.final_reported = m[1]!;
+    else if ((m = STEP.exec(line))) {
+      s.step = Number(m[1]);
+      s.total_steps = Number(m[2]);
+    } else if (line.startsWith('Registered as trainer')) s.registered = true;
+    else if (line === 'Training complete!') s.completed = true;
+    else if (s.error_line === null && ERROR.test(line)) s.error_line = line.slice(0, 500);
+  }
+}
+
+export async function readTrainerLog(path: string): Promise<TrainerLogSummary> {
+  const scanner = new TrainerLogScanner();
+  try {
+    for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 })) scanner.feed(chunk as string);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  return scanner.end();
+}

@@ -1,0 +1,119 @@
+/**
+ * `rl://inference-tests/{test_id}/{+file}`: the per-model JSONL output and logs an inference test
+ * wrote under RL_HOME/inference_tests/<test_id>/. Only output kinds are served (no YAML: a key
+ * file must never be one click away, wherever it lives), secrets redacted, through the same
+ * tail/paging window as run logs.
+ */
+import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import type { Resource } from '@modelcontextprotocol/sdk/types.js';
+import { readdir, stat } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { TEST_ID_PATTERN } from '../../domain/inference/testRegistry.js';
+import { inferenceTestFileUri, TEMPLATES } from '../../core/resourceUris.js';
+import { namedSubdirs, NotFoundError, realChildDir, realFileWithin, safeName, safeSegments } from '../../core/safePath.js';
+import { fileWatch } from '../../core/watch.js';
+import { completeFrom, variable, type ResourceContext, type ResourceKind } from './kind.js';
+import { readWindow, requestedPage } from './window.js';
+
+const MIME_TYPES: Record<string, string> = { '.jsonl': 'application/jsonl', '.json': 'application/json', '.log': 'text/plain', '.txt': 'text/plain' };
+/** resources/list is not paginated by the SDK: the most recent tests, a few files each. */
+export const LISTED_TESTS = 10;
+const LISTED_FILES_PER_TEST = 20;
+const LISTED_DEPTH = 2;
+
+interface TestFile {
+  testId: string;
+  /** Relative to the test directory, `/`-separated, decoded. */
+  file: string;
+  path: string;
+  mimeType: string;
+  /** The test directory's real path: the file must resolve inside it. */
+  realTest: string;
+}
+
+function mimeTypeOf(file: string): string | undefined {
+  return MIME_TYPES[extname(file).toLowerCase()];
+}
+
+/** Served files of one test, breadth first, bounded. */
+async function filesOf(testDir: string): Promise<string[]> {
+  const found: string[] = [];
+  let level = [''];
+  for (let depth = 0; depth < LISTED_DEPTH && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const rel of level) {
+      const entries = await readdir(join(testDir, rel), { withFileTypes: true }).catch(() => []);
+      for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+        const child = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) next.push(child);
+        else if (e.isFile() && mimeTypeOf(e.name) && found.length < LISTED_FILES_PER_TEST) found.push(child);
+      }
+    }
+    level = next;
+  }
+  return found;
+}
+
+export function inferenceTestFileResource(ctx: ResourceContext): ResourceKind {
+  const root = join(ctx.runtime.settings.home, 'inference_tests');
+
+  async function locate(vars: Variables): Promise<TestFile> {
+    const testId = safeName(variable(vars, 'test_id'), 'inference test id', TEST_ID_PATTERN, '8 lowercase hex characters');
+    const rawFile = variable(vars, 'file');
+    const segments = safeSegments(rawFile, 'inference test file');
+    const file = segments.join('/');
+    const mimeType = mimeTypeOf(file);
+    if (!mimeType) {
+      throw new UserError(`Refused inference test file '${file}': only ${Object.keys(MIME_TYPES).join(', ')} files of a test are served.`, { served: Object.keys(MIME_TYPES) });
+    }
+    const realTest = await realChildDir(root, testId, 'inference test');
+    if (realTest === undefined) {
+      throw new NotFoundError(`Inference test '${testId}' not found in ${root}. Start one with rl_test_inference, or see resources/list for recent tests.`, { test_id: testId });
+    }
+    return { testId, file, path: join(root, testId, ...segments), mimeType, realTest };
+  }
+
+  return {
+    name: 'inference-test-file',
+    template: TEMPLATES.inferenceTestFile,
+    title: 'Inference test output',
+    description:
+      'A file written by rl_test_inference: per-model JSONL groups and process logs, result.json. ' +
+      'Long files show their last 256 KiB; page with ?offset=&length=.',
+    mimeType: 'text/plain',
+    async list() {
+      const ids = await namedSubdirs(root, TEST_ID_PATTERN);
+      const dated = await Promise.all(ids.map(async (id) => ({ id, mtime: await stat(join(root, id)).then((s) => s.mtimeMs, () => 0) })));
+      const recent = dated.sort((a, b) => b.mtime - a.mtime).slice(0, LISTED_TESTS);
+      const listed = await Promise.all(
+        recent.map(async ({ id }) =>
+          (await filesOf(join(root, id))).map((file): Resource => ({
+            uri: inferenceTestFileUri(id, file),
+            name: `inference_tests/${id}/${file}`,
+            mimeType: mimeTypeOf(file),
+          })),
+        ),
+      );
+      return listed.flat();
+    },
+    complete: { test_id: async (prefix) => completeFrom(await namedSubdirs(root, TEST_ID_PATTERN), prefix) },
+    async read(uri, vars) {
+      const found = await locate(vars);
+      const page = requestedPage(uri);
+      const real = await realFileWithin(found.realTest, found.path, `inference test file ${found.file}`);
+      if (real === undefined) {
+        throw new NotFoundError(`'${found.file}' not found in inference test ${found.testId}: it may not be written yet. resources/list shows the test's files.`, {
+          test_id: found.testId,
+        });
+      }
+      const window = await readWindow(real, page, (p) => inferenceTestFileUri(found.testId, found.file, p), ctx.runtime.redactor);
+      return { contents: [{ uri: uri.href, mimeType: found.mimeType, text: window.text, _meta: window.meta }] };
+    },
+    async watch(vars) {
+      const found = await locate(vars);
+      await realFileWithin(found.realTest, found.path, `inference test file ${found.file}`);
+      return fileWatch(found.path);
+    },
+  };
+}

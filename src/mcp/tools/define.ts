@@ -1,0 +1,94 @@
+/**
+ * The tool registry: a tool file exports `defineTool({...})`; `registerTools` turns each into an
+ * MCP tool whose answer is `structuredContent` plus the same JSON as text, and whose failures
+ * become `isError` answers a user can act on. The SDK validates input against `input` before the
+ * handler runs; zod messages there name the argument and what was expected.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { z } from 'zod';
+import { UserError } from '../../core/errors.js';
+import { serverLogPath } from '../../core/logger.js';
+import type { Runtime } from '../../app/runtime.js';
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface ToolContext {
+  runtime: Runtime;
+  /** Aborts when the client cancels the call or the connection closes. */
+  signal: AbortSignal;
+  /** Sends notifications/progress when the client sent a progress token; otherwise does nothing. */
+  progress(progress: number, total?: number, message?: string): Promise<void>;
+}
+
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  handler(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
+}
+
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: ToolDefinition<I, O>): ToolDefinition<I, O> {
+  return def;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+function textResult(payload: unknown, runtime: Runtime): string {
+  return runtime.redactor.redact(JSON.stringify(payload));
+}
+
+export function errorResult(runtime: Runtime, error: string, hints: Record<string, unknown> = {}): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: textResult({ error, ...hints }, runtime) }] };
+}
+
+/** Runs one tool call: the handler's value becomes the answer; any failure becomes isError. */
+export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runtime, extra: Extra): Promise<CallToolResult> {
+  const token = extra._meta?.progressToken;
+  const ctx: ToolContext = {
+    runtime,
+    signal: extra.signal,
+    progress: async (progress, total, message) => {
+      if (token === undefined) return;
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
+    },
+  };
+  try {
+    const value = await tool.handler(args as never, ctx);
+    // Redact once on the serialized form so text and structuredContent carry the same JSON.
+    const text = textResult(value, runtime);
+    return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+  } catch (err) {
+    if (err instanceof UserError) return errorResult(runtime, err.message, err.hints);
+    runtime.logger.error({ err, tool: tool.name }, 'tool failed');
+    const message = err instanceof Error ? err.message : String(err);
+    return errorResult(runtime, `Internal error in ${tool.name}: ${message}`, {
+      hint: `The server is still running; details are in ${serverLogPath(runtime.settings.home)}. Retry, or report the error with that log.`,
+    });
+  }
+}
+
+export function registerTools(server: McpServer, runtime: Runtime, tools: readonly ToolDefinition[]): void {
+  for (const tool of tools) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: tool.output,
+        annotations: { title: tool.title, ...tool.annotations },
+      },
+      (args: unknown, extra: Extra) => runTool(tool, args, runtime, extra),
+    );
+  }
+}

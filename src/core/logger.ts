@@ -3,15 +3,12 @@
  * may ever write to fd 1. Every line passes through the secret redactor before it is written.
  */
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { SecretRedactor } from './redact.js';
+import { serverLogPath } from './home.js';
 
 export type { Logger };
 
-export function serverLogPath(home: string): string {
-  return join(home, 'server.log');
-}
 
 export function createLogger(opts: { level: string; home?: string; redactor: SecretRedactor; stderr?: boolean }): Logger {
   const streams: pino.StreamEntry[] = [];

@@ -3,7 +3,7 @@
  * the runtime and the tools can point at a log or a file with them (e.g. `logs` in
  * rl_start_training and rl_check_status).
  */
-import type { RunProcess } from '../domain/runs/runFiles.js';
+import type { RunProcess } from './home.js';
 
 export const TEMPLATES = {
   run: 'rl://runs/{run_id}',

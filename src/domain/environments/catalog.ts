@@ -5,7 +5,8 @@
  * when nothing changed the previous report is returned as is.
  */
 import { join } from 'node:path';
-import { ParseCache, parseCachePath } from './parseCache.js';
+import { ParseCache } from './parseCache.js';
+import { discoveryCachePath } from '../../core/home.js';
 import { readPythonSources } from './pythonReader.js';
 import { buildReport, EnvironmentSelectors, type DiscoveredEnvironment, type DiscoveryReport } from './report.js';
 import { findSourceFiles } from './sourceFiles.js';
@@ -45,7 +46,7 @@ export class EnvironmentCatalog {
     private readonly core: CoreServices,
     private readonly options: CatalogOptions = {},
   ) {
-    this.cache = new ParseCache(parseCachePath(core.settings.home), core.settings.python, core.logger);
+    this.cache = new ParseCache(discoveryCachePath(core.settings.home), core.settings.python, core.logger);
   }
 
   /** Lists the environments as the files are now. Throws UserError when RL_PYTHON cannot run. */

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Logger } from '../../core/logger.js';
 import { DISCOVER_SCRIPT, type ParseResult } from './pythonReader.js';
 import type { SourceFile } from './sourceFiles.js';
@@ -28,9 +28,6 @@ interface Stamp {
 
 type StoredEntry = [path: string, mtimeMs: number, size: number, result: ParseResult];
 
-export function parseCachePath(home: string): string {
-  return join(home, 'cache', 'discovery.json');
-}
 
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
 const isOptionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';

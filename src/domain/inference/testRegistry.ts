@@ -15,8 +15,8 @@ import type { CoreServices } from '../../core/services.js';
 import { writeKeyConfig, type ServerType } from './command.js';
 import { InferenceTest, type TestOutput } from './testRun.js';
 import { resolveTestModels } from './models.js';
+import { INFERENCE_TEST_RESULT, inferenceTestDir, inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/home.js';
 
-export const TEST_ID_PATTERN = /^[0-9a-f]{8}$/;
 export const DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
 export const DEFAULT_API_KEY_ENV = 'OPENROUTER_API_KEY';
 export const MAX_WAIT_SECONDS = 280;
@@ -77,7 +77,7 @@ export class InferenceTests {
   constructor(private readonly core: CoreServices) {}
 
   get directory(): string {
-    return join(this.core.settings.home, 'inference_tests');
+    return inferenceTestsRoot(this.core.settings.home);
   }
 
   /** Checks the request, creates the test's directory and key file, and starts it. */
@@ -236,10 +236,10 @@ export class InferenceTests {
 
   private async stored(testId: string): Promise<TestOutput | undefined> {
     if (!TEST_ID_PATTERN.test(testId)) return undefined;
-    const dir = join(this.directory, testId);
+    const dir = inferenceTestDir(this.core.settings.home, testId);
     let text: string;
     try {
-      text = await readFile(join(dir, 'result.json'), 'utf8');
+      text = await readFile(join(dir, INFERENCE_TEST_RESULT), 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       if (await stat(dir).then((s) => s.isDirectory(), () => false)) {

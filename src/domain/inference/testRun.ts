@@ -14,6 +14,7 @@ import { processCommand, processEnv, type KeyConfig, type ServerType } from './c
 import { ModelProcess, type ModelProcessOutcome } from './modelProcess.js';
 import type { TestModel } from './models.js';
 import { readGroupScores, scoreGroups, summarize, type ModelScores, type TestSummary } from './scoring.js';
+import { INFERENCE_TEST_RESULT } from '../../core/home.js';
 
 /** Models run at once per test: the endpoint is remote, the local cost is one Python process each. */
 export const MODEL_CONCURRENCY = 3;
@@ -307,7 +308,7 @@ export class InferenceTest {
   }
 
   private async persist(output: TestOutput): Promise<void> {
-    const path = join(this.dir, 'result.json');
+    const path = join(this.dir, INFERENCE_TEST_RESULT);
     try {
       await writeFile(`${path}.tmp`, this.services.redactor.redact(JSON.stringify(output)));
       await rename(`${path}.tmp`, path);

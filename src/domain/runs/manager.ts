@@ -9,7 +9,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { childEnv } from '../../core/childEnv.js';
 import { UserError } from '../../core/errors.js';
-import { RUN_CONFIG, RUN_PROCESSES, type RunProcess } from './runFiles.js';
+import { RUN_FILES, RUN_PROCESSES, type RunProcess, startLockPath } from '../../core/home.js';
 import type { CoreServices } from '../../core/services.js';
 import type { Settings } from '../../core/settings.js';
 import { FileLock } from './fileLock.js';
@@ -19,7 +19,7 @@ import { statusWindow } from './rateLimit.js';
 import { emptyProcess, isActive, isDamaged, newRunId, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
 import { buildRunConfig, type RunConfig, type RunSelection, WANDB_RUN_SUFFIX, writeRunConfig } from './runConfig.js';
 import { RunStore } from './store.js';
-import { RunSupervisor, STOP_REQUEST_FILE, TICK_MS } from './supervisor.js';
+import { RunSupervisor, TICK_MS } from './supervisor.js';
 import { describeRun, type RunView } from './view.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
@@ -164,7 +164,7 @@ export class RunManager {
   async stop(runId: string, signal?: AbortSignal): Promise<StopAnswer> {
     const entry = this.get(runId);
     if (isDamaged(entry)) {
-      throw new UserError(`Run '${runId}' cannot be stopped: ${entry.damaged}. Its process ids are unknown; look for its processes by the run's config path (${join(this.store.dir(runId), RUN_CONFIG)}).`, {
+      throw new UserError(`Run '${runId}' cannot be stopped: ${entry.damaged}. Its process ids are unknown; look for its processes by the run's config path (${join(this.store.dir(runId), RUN_FILES.config)}).`, {
         run_id: runId,
         status: 'unknown',
       });
@@ -175,7 +175,7 @@ export class RunManager {
       await waitAtMost(supervisor.stop(), STOP_ANSWER_WAIT_MS, signal);
     } else {
       // Another live server supervises the run: ask it, and watch the registry for the result.
-      writeFileSync(join(this.store.dir(runId), STOP_REQUEST_FILE), JSON.stringify({ pid: process.pid, at: new Date().toISOString() }));
+      writeFileSync(join(this.store.dir(runId), RUN_FILES.stopRequest), JSON.stringify({ pid: process.pid, at: new Date().toISOString() }));
       const deadline = Date.now() + STOP_ANSWER_WAIT_MS;
       while (Date.now() < deadline && !signal?.aborted && isActive(this.currentStatus(runId))) {
         await delay(TICK_MS / 5, signal);
@@ -234,7 +234,7 @@ export class RunManager {
     signal?.throwIfAborted();
 
     const dir = this.store.dir(runId);
-    const configPath = join(dir, RUN_CONFIG);
+    const configPath = join(dir, RUN_FILES.config);
     const created = new Date().toISOString();
     const record: RunRecord = {
       version: 1,
@@ -265,7 +265,7 @@ export class RunManager {
 
     // Servers sharing RL_HOME: the active-run check and the creation must not interleave.
     this.store.ensureRoot();
-    const startLock = new FileLock(join(this.store.root, '.start.lock'));
+    const startLock = new FileLock(startLockPath(this.core.settings.home));
     startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
     let lock: FileLock | undefined;
     try {

@@ -1,6 +1,6 @@
 /** The shape of RL_HOME/runs/<run_id>/run.json and the vocabulary of run states. */
 import { randomBytes } from 'node:crypto';
-import type { RunProcess } from './runFiles.js';
+import type { RunProcess } from '../../core/home.js';
 
 export type RunStatus = 'starting' | 'running' | 'stopping' | 'completed' | 'failed' | 'stopped' | 'unknown';
 export const ACTIVE_STATUSES: readonly RunStatus[] = ['starting', 'running', 'stopping'];

@@ -8,13 +8,8 @@ import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { readSlice } from '../../core/logTail.js';
 import { isMissing, isPlainFile, namedSubdirs, NotFoundError, realChildDir, realFileWithin } from '../../core/safePath.js';
+import { RUN_ID_PATTERN, runsRoot, RUN_FILES } from '../../core/home.js';
 
-export const RUN_ID_PATTERN = /^[0-9a-f]{8}$/;
-export const RUN_PROCESSES = ['api', 'trainer', 'env'] as const;
-export type RunProcess = (typeof RUN_PROCESSES)[number];
-export const RUN_JSON = 'run.json';
-export const RUN_CONFIG = 'config.yaml';
-export const runLogFile = (process: RunProcess): string => `${process}.log`;
 
 /** run.json is a few KiB; anything past this is not a run record. */
 const MAX_RUN_JSON_BYTES = 1024 * 1024;
@@ -69,7 +64,7 @@ export class RunFiles {
   private readonly summaries = new Map<string, { key: string; summary: RunSummary }>();
 
   constructor(home: string) {
-    this.root = join(home, 'runs');
+    this.root = runsRoot(home);
   }
 
   dir(runId: string): string {
@@ -83,7 +78,7 @@ export class RunFiles {
 
   /** The run's status as its run.json says; cheap (one stat) while run.json is unchanged. */
   async summary(runId: string): Promise<RunSummary> {
-    const path = join(this.dir(runId), RUN_JSON);
+    const path = join(this.dir(runId), RUN_FILES.record);
     let info;
     try {
       info = await stat(path);

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUN_ID_PATTERN, RUN_JSON, RUN_PROCESSES, runLogFile, type RunProcess } from './runFiles.js';
+import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, RUN_PROCESSES, runLogFile, type RunProcess, runsRoot } from '../../core/home.js';
 import { FileLock } from './fileLock.js';
 import { type DamagedRun, isDamaged, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
 
@@ -57,7 +57,7 @@ export class RunStore {
   readonly root: string;
 
   constructor(home: string) {
-    this.root = join(home, 'runs');
+    this.root = runsRoot(home);
   }
 
   dir(runId: string): string {
@@ -66,7 +66,7 @@ export class RunStore {
 
   /** The lock naming the one server that supervises the run. */
   supervisorLockPath(runId: string): string {
-    return join(this.dir(runId), 'supervisor.lock');
+    return join(this.dir(runId), RUN_FILES.supervisorLock);
   }
 
   ensureRoot(): void {
@@ -87,7 +87,7 @@ export class RunStore {
     mkdirSync(dir);
     try {
       prepare(dir);
-      writeAtomically(join(dir, RUN_JSON), JSON.stringify(record, null, 1));
+      writeAtomically(join(dir, RUN_FILES.record), JSON.stringify(record, null, 1));
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
       throw err;
@@ -113,7 +113,7 @@ export class RunStore {
     if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
     let text: string;
     try {
-      text = readFileSync(join(this.dir(runId), RUN_JSON), 'utf8');
+      text = readFileSync(join(this.dir(runId), RUN_FILES.record), 'utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       return this.damaged(runId, code === 'ENOENT' ? 'run.json is missing' : `run.json cannot be read (${code})`);
@@ -142,13 +142,13 @@ export class RunStore {
    * write lock. `mutate` may return false to skip the write. Throws when the run is missing or damaged.
    */
   update(runId: string, mutate: (record: RunRecord) => boolean | void): RunRecord {
-    const lock = new FileLock(join(this.dir(runId), `${RUN_JSON}.lock`));
+    const lock = new FileLock(join(this.dir(runId), recordLockFile));
     lock.acquireBlocking(WRITE_LOCK_TIMEOUT_MS);
     try {
       const entry = this.read(runId);
       if (entry === undefined) throw new Error(`run ${runId} does not exist`);
       if (isDamaged(entry)) throw new Error(`run ${runId} cannot be updated: ${entry.damaged}`);
-      if (mutate(entry) !== false) writeAtomically(join(this.dir(runId), RUN_JSON), JSON.stringify(entry, null, 1));
+      if (mutate(entry) !== false) writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1));
       return entry;
     } finally {
       lock.release();

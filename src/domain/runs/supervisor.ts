@@ -17,7 +17,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '../../core/logger.js';
 import { tailLines } from '../../core/logTail.js';
 import type { SecretRedactor } from '../../core/redact.js';
-import type { RunProcess } from './runFiles.js';
+import type { RunProcess } from '../../core/home.js';
 import type { Settings } from '../../core/settings.js';
 import type { FileLock } from './fileLock.js';
 import { isSameProcess } from './processTable.js';
@@ -26,6 +26,7 @@ import { apiAnswers, dataFlowing, serverAnswers, trainerRegistered } from './pro
 import type { RunPhase, RunRecord } from './record.js';
 import type { RunStore } from './store.js';
 import { readTrainerLog, TrainerLogScanner } from './trainerLog.js';
+import { RUN_FILES } from '../../core/home.js';
 
 const START_ORDER: readonly RunProcess[] = ['api', 'trainer', 'env'];
 const STOP_ORDER: readonly RunProcess[] = ['env', 'trainer', 'api'];
@@ -59,8 +60,6 @@ const INFERENCE_GRACE_MS = 15_000;
 const EXIT_GRACE_MS = 1_000;
 /** At shutdown, a stop already under way gets this long to finish; the next server finishes it otherwise. */
 const CLOSE_WAIT_MS = 1_200;
-/** A file another server writes to ask the supervising server to stop the run. */
-export const STOP_REQUEST_FILE = 'stop.request';
 const LOG_TAIL_LINES = 20;
 
 export interface Verdict {
@@ -523,7 +522,7 @@ export class RunSupervisor {
   // ---- coordination --------------------------------------------------------------------------
 
   private stopRequested(): boolean {
-    return existsSync(join(this.ctx.store.dir(this.runId), STOP_REQUEST_FILE));
+    return existsSync(join(this.ctx.store.dir(this.runId), RUN_FILES.stopRequest));
   }
 
   private onTick(): void {

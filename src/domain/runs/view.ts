@@ -6,7 +6,7 @@
 import { tailLines } from '../../core/logTail.js';
 import type { SecretRedactor } from '../../core/redact.js';
 import { runLogUris } from '../../core/resourceUris.js';
-import { RUN_PROCESSES, type RunProcess } from './runFiles.js';
+import { RUN_PROCESSES, type RunProcess } from '../../core/home.js';
 import { isSameProcess } from './processTable.js';
 import type { ProcessState, RunPhase, RunRecord, RunStatus } from './record.js';
 import { readTrainerLog } from './trainerLog.js';

@@ -8,7 +8,7 @@ import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js'
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { runLogUri, TEMPLATES } from '../../core/resourceUris.js';
-import { RUN_PROCESSES, runLogFile, type RunProcess } from '../../domain/runs/runFiles.js';
+import { RUN_PROCESSES, runLogFile, type RunProcess } from '../../core/home.js';
 import { fileWatch } from '../../core/watch.js';
 import { completeFrom, variable, type ResourceContext, type ResourceKind } from './kind.js';
 import { completeRunId, runIdOf } from './runs.js';

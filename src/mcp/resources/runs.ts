@@ -9,7 +9,8 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readSlice } from '../../core/logTail.js';
 import { runConfigUri, runLogUri, runUri, TEMPLATES } from '../../core/resourceUris.js';
-import { assertRunId, readRunJson, RUN_CONFIG, RUN_JSON, RUN_PROCESSES, runLogFile, type RunSummary } from '../../domain/runs/runFiles.js';
+import { assertRunId, readRunJson, type RunSummary } from '../../domain/runs/runFiles.js';
+import { RUN_FILES, RUN_PROCESSES, runLogFile } from '../../core/home.js';
 import { fileWatch } from '../../core/watch.js';
 import { variable, type ResourceContext, type ResourceKind } from './kind.js';
 
@@ -38,8 +39,8 @@ async function runEntries(ctx: ResourceContext, run: RunSummary): Promise<Resour
     })),
   );
   return [
-    { uri: runUri(id), name: `${id}/${RUN_JSON}`, description: `Run ${id}: ${about}`, mimeType: 'application/json' },
-    { uri: runConfigUri(id), name: `${id}/${RUN_CONFIG}`, description: `Config of run ${id}`, mimeType: 'application/yaml' },
+    { uri: runUri(id), name: `${id}/${RUN_FILES.record}`, description: `Run ${id}: ${about}`, mimeType: 'application/json' },
+    { uri: runConfigUri(id), name: `${id}/${RUN_FILES.config}`, description: `Config of run ${id}`, mimeType: 'application/yaml' },
     ...logs,
   ];
 }
@@ -65,7 +66,7 @@ export function runRecordResource(ctx: ResourceContext): ResourceKind {
     complete: { run_id: completeRunId(ctx) },
     async read(uri, vars) {
       const id = runIdOf(vars);
-      const json = await readRunJson(await ctx.runs.file(id, RUN_JSON));
+      const json = await readRunJson(await ctx.runs.file(id, RUN_FILES.record));
       // A damaged record is reported as the run being unknown, never served as bad JSON.
       const text = json.damaged
         ? JSON.stringify({ run_id: id, status: 'unknown', error: `${json.damaged}. The run's logs can still be read: ${runLogUri(id, 'trainer')}` })
@@ -74,10 +75,10 @@ export function runRecordResource(ctx: ResourceContext): ResourceKind {
     },
     async watch(vars) {
       const id = runIdOf(vars);
-      await ctx.runs.existingFile(id, RUN_JSON);
+      await ctx.runs.existingFile(id, RUN_FILES.record);
       return {
         dir: ctx.runs.dir(id),
-        file: RUN_JSON,
+        file: RUN_FILES.record,
         signature: async () => {
           const { status, phase } = await ctx.runs.summary(id);
           return `${status}|${phase ?? ''}`;
@@ -96,14 +97,14 @@ export function runConfigResource(ctx: ResourceContext): ResourceKind {
     mimeType: 'application/yaml',
     complete: { run_id: completeRunId(ctx) },
     async read(uri, vars) {
-      const slice = await readSlice(await ctx.runs.file(runIdOf(vars), RUN_CONFIG), 0, MAX_CONFIG_BYTES);
+      const slice = await readSlice(await ctx.runs.file(runIdOf(vars), RUN_FILES.config), 0, MAX_CONFIG_BYTES);
       const cut = slice.size > MAX_CONFIG_BYTES ? `\n# ... cut: the file has ${slice.size} bytes, only the first ${MAX_CONFIG_BYTES} are shown\n` : '';
       return { contents: [{ uri: uri.href, mimeType: 'application/yaml', text: ctx.runtime.redactor.redact(slice.text) + cut }] };
     },
     async watch(vars) {
       const id = runIdOf(vars);
-      await ctx.runs.existingFile(id, RUN_CONFIG);
-      return fileWatch(join(ctx.runs.dir(id), RUN_CONFIG));
+      await ctx.runs.existingFile(id, RUN_FILES.config);
+      return fileWatch(join(ctx.runs.dir(id), RUN_FILES.config));
     },
   };
 }

@@ -9,7 +9,7 @@ import type { Resource } from '@modelcontextprotocol/sdk/types.js';
 import { readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { TEST_ID_PATTERN } from '../../domain/inference/testRegistry.js';
+import { inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/home.js';
 import { inferenceTestFileUri, TEMPLATES } from '../../core/resourceUris.js';
 import { namedSubdirs, NotFoundError, realChildDir, realFileWithin, safeName, safeSegments } from '../../core/safePath.js';
 import { fileWatch } from '../../core/watch.js';
@@ -56,7 +56,7 @@ async function filesOf(testDir: string): Promise<string[]> {
 }
 
 export function inferenceTestFileResource(ctx: ResourceContext): ResourceKind {
-  const root = join(ctx.runtime.settings.home, 'inference_tests');
+  const root = inferenceTestsRoot(ctx.runtime.settings.home);
 
   async function locate(vars: Variables): Promise<TestFile> {
     const testId = safeName(variable(vars, 'test_id'), 'inference test id', TEST_ID_PATTERN, '8 lowercase hex characters');

@@ -9,7 +9,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { z } from 'zod';
 import { UserError } from '../../core/errors.js';
-import { serverLogPath } from '../../core/logger.js';
+import { serverLogPath } from '../../core/home.js';
 import type { Runtime } from '../../app/runtime.js';
 
 export interface ToolAnnotations {

@@ -1,7 +1,8 @@
 /** rl_test_inference: smoke-test the selected environment against OpenAI-compatible models. */
 import { z } from 'zod';
 import { SERVER_TYPES } from '../../domain/inference/command.js';
-import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS, TEST_ID_PATTERN } from '../../domain/inference/testRegistry.js';
+import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS } from '../../domain/inference/testRegistry.js';
+import { TEST_ID_PATTERN } from '../../core/home.js';
 import { DEFAULT_TEST_MODELS } from '../../domain/inference/models.js';
 import { defineTool } from './define.js';
 

@@ -1,6 +1,6 @@
 /** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results). */
 import { z } from 'zod';
-import { RUN_ID_PATTERN } from '../../domain/runs/runFiles.js';
+import { RUN_ID_PATTERN } from '../../core/home.js';
 
 export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id from rl_start_training or rl_list_runs');
 

@@ -1,0 +1,47 @@
+/**
+ * The layout of RL_HOME, the one place that spells it. Every server process sharing RL_HOME reads
+ * and writes these paths, so a name changed here changes it for all of them at once:
+ *
+ *   RL_HOME/
+ *     server.log
+ *     cache/discovery.json
+ *     runs/.start.lock
+ *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
+ *                   supervisor.lock, stop.request
+ *     inference_tests/<test_id>/result.json, <model files>
+ */
+import { join } from 'node:path';
+
+/** Run ids and inference-test ids: 8 lowercase hex characters. */
+export const RUN_ID_PATTERN = /^[0-9a-f]{8}$/;
+export const TEST_ID_PATTERN = /^[0-9a-f]{8}$/;
+
+/** The three processes of a training run, in start-up order. */
+export const RUN_PROCESSES = ['api', 'trainer', 'env'] as const;
+export type RunProcess = (typeof RUN_PROCESSES)[number];
+
+/** The fixed file names inside a run directory. */
+export const RUN_FILES = {
+  record: 'run.json',
+  config: 'config.yaml',
+  /** The lock naming the one server that supervises the run. */
+  supervisorLock: 'supervisor.lock',
+  /** Written by another server to ask the supervising one to stop the run. */
+  stopRequest: 'stop.request',
+} as const;
+
+export const runLogFile = (process: RunProcess): string => `${process}.log`;
+
+/** The lock every run.json read-modify-write takes. */
+export const recordLockFile = `${RUN_FILES.record}.lock`;
+
+export const INFERENCE_TEST_RESULT = 'result.json';
+
+export const serverLogPath = (home: string): string => join(home, 'server.log');
+export const discoveryCachePath = (home: string): string => join(home, 'cache', 'discovery.json');
+export const runsRoot = (home: string): string => join(home, 'runs');
+/** Held while a start checks the active runs and creates its directory (servers sharing RL_HOME). */
+export const startLockPath = (home: string): string => join(runsRoot(home), '.start.lock');
+export const runDir = (home: string, runId: string): string => join(runsRoot(home), runId);
+export const inferenceTestsRoot = (home: string): string => join(home, 'inference_tests');
+export const inferenceTestDir = (home: string, testId: string): string => join(inferenceTestsRoot(home), testId);

@@ -39,6 +39,7 @@ function writeRun(home: string, runId: string, opts: { status?: string; createdA
     use_wandb: false,
     config_path: join(dir, 'config.yaml'),
     logs,
+    processes: Object.fromEntries(Object.keys(logs).map((p) => [p, { state: 'running', pid: null, exit_code: null, signal: null }])),
   };
   writeFileSync(join(dir, 'run.json'), JSON.stringify(record, null, 2));
   writeFileSync(join(dir, 'config.yaml'), `env:\n  group_size: 16\n  wandb_name: resource_probe\ntinker:\n  wandb_group: ${runId}\n`);

@@ -83,9 +83,8 @@ function weights(trainer: TrainerLogSummary): RunWeights {
 
 /** rl_check_status: the run's status answer, with W&B metrics on a full (not rate-limited) answer. */
 export async function statusWithMetrics(runtime: Runtime, runId: string, signal?: AbortSignal): Promise<StatusAnswer & Partial<WandbStatus>> {
-  const answer = await runtime.runs.status(runId);
-  if ('rate_limited' in answer || answer.status === 'unknown') return answer;
-  const run = record(runtime, runId);
+  const { answer, record: run } = await runtime.runs.status(runId);
+  if (run === undefined) return answer;
   if (!run.use_wandb) return { ...answer, wandb_error: WANDB_OFF };
   return { ...answer, ...(await runtime.wandb.statusMetrics(run, signal)) };
 }

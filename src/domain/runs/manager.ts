@@ -15,7 +15,7 @@ import type { Settings } from '../../core/settings.js';
 import { FileLock } from './fileLock.js';
 import { checkInstallation, refuseBusyPorts, refuseMissingKeys, refuseStallingConfig } from './preflight.js';
 import { isSameProcess } from './processTable.js';
-import { statusWindow } from './rateLimit.js';
+import { statusWindow, type WindowDecision } from './rateLimit.js';
 import { emptyProcess, isActive, isDamaged, newRunId, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
 import { buildRunConfig, type RunConfig, type RunSelection, WANDB_RUN_SUFFIX, writeRunConfig } from './runConfig.js';
 import { RunStore } from './store.js';
@@ -49,6 +49,9 @@ export interface DamagedStatus {
 }
 
 export type StatusAnswer = RunView | RateLimitedStatus | DamagedStatus;
+
+/** A status answer; `record` (what the full view was built from) only with the full view. */
+export type StatusReport = { answer: RateLimitedStatus | DamagedStatus; record?: undefined } | { answer: RunView; record: RunRecord };
 
 export interface StopAnswer {
   message: string;
@@ -126,7 +129,7 @@ export class RunManager {
   /** The run's registry entry; UserError `Run '<id>' not found` (where to look instead) with the active runs. */
   get(runId: string): RegistryEntry {
     const entry = this.store.read(runId);
-    if (entry === undefined) throw new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { active_runs: this.activeRuns().map((r) => r.run_id) });
+    if (entry === undefined) throw this.notFound(runId);
     return entry;
   }
 
@@ -140,24 +143,30 @@ export class RunManager {
     return this.supervisors.has(runId);
   }
 
-  /** rl_check_status: the full view, or inside the run's window the rate-limited answer with the current status. */
-  async status(runId: string): Promise<StatusAnswer> {
-    let entry = this.get(runId);
-    // An active run nobody supervises any more is taken over before it is reported.
-    if (!isDamaged(entry) && isActive(entry.status) && !this.supervises(runId) && this.adopt(runId)) entry = this.get(runId);
-    if (isDamaged(entry)) return { run_id: runId, status: 'unknown', error: entry.damaged };
+  /**
+   * rl_check_status: the full view with the record it was built from, or inside the run's window
+   * the rate-limited answer with the current status. run.json is read once (under its write
+   * lock), again only when an orphaned run has just been adopted.
+   */
+  async status(runId: string): Promise<StatusReport> {
     // Decided and stamped under the run's write lock: two servers asked at the same moment give
     // one full answer between them, not two.
-    let window = { limited: false } as ReturnType<typeof statusWindow>;
-    const current = this.store.update(runId, (r) => {
+    let window = { limited: false } as WindowDecision;
+    const entry = this.store.tryUpdate(runId, (r) => {
       window = statusWindow(r, this.core.settings.statusMinIntervalSeconds, Date.now());
       if (window.limited) return false;
       r.last_full_check_at = new Date().toISOString();
     });
+    if (entry === undefined) throw this.notFound(runId);
+    if (isDamaged(entry)) return { answer: { run_id: runId, status: 'unknown', error: entry.damaged } };
+    let record = entry;
+    // An active run nobody supervises any more is taken over before it is reported: adoption
+    // records the processes that died unseen.
+    if (isActive(record.status) && !this.supervises(runId) && this.adopt(runId)) record = this.store.update(runId, () => false);
     if (window.limited) {
-      return { rate_limited: true, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: current.status, phase: current.phase };
+      return { answer: { rate_limited: true, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: record.status, phase: record.phase } };
     }
-    return describeRun(current, this.core.redactor);
+    return { answer: await describeRun(record, this.core.redactor), record };
   }
 
   /** rl_stop_training: idempotent; waits a while for the processes to go, never blocks other calls. */
@@ -201,6 +210,10 @@ export class RunManager {
   }
 
   // ---- internals -----------------------------------------------------------------------------
+
+  private notFound(runId: string): UserError {
+    return new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { active_runs: this.activeRuns().map((r) => r.run_id) });
+  }
 
   private currentStatus(runId: string): RunStatus {
     return this.store.read(runId)?.status ?? 'unknown';

@@ -1,11 +1,18 @@
-/** The shape of RL_HOME/runs/<run_id>/run.json and the vocabulary of run states. */
+/**
+ * A run's record, RL_HOME/runs/<run_id>/run.json: its shape, the vocabulary of run states, and the
+ * one parser every reader uses (the registry, the resources, the listings), so a record is usable
+ * or damaged for all of them alike.
+ */
 import { randomBytes } from 'node:crypto';
-import type { RunProcess } from '../../core/home.js';
+import { RUN_PROCESSES, type RunProcess } from '../../core/home.js';
 
-export type RunStatus = 'starting' | 'running' | 'stopping' | 'completed' | 'failed' | 'stopped' | 'unknown';
+/** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
+export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 export const ACTIVE_STATUSES: readonly RunStatus[] = ['starting', 'running', 'stopping'];
+export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'stopped'];
 export const isActive = (status: RunStatus): boolean => ACTIVE_STATUSES.includes(status);
-export const isEnded = (status: RunStatus): boolean => status === 'completed' || status === 'failed' || status === 'stopped';
+export const isEnded = (status: RunStatus): boolean => ENDED_STATUSES.includes(status);
 
 /** Where a run is within its status: which start-up stage, training, stopping, or done. */
 export type RunPhase = 'starting_api' | 'starting_trainer' | 'starting_env' | 'training' | 'stopping' | 'done';
@@ -78,6 +85,42 @@ export interface DamagedRun {
 
 export type RegistryEntry = RunRecord | DamagedRun;
 export const isDamaged = (entry: RegistryEntry): entry is DamagedRun => 'damaged' in entry;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Why `value` is not a usable record of run `runId`, or undefined when it is. */
+function defect(value: unknown, runId: string): string | undefined {
+  if (!isObject(value)) return 'run.json does not hold a JSON object';
+  if (value.run_id !== runId) return `run.json names run ${JSON.stringify(value.run_id)}, not ${runId}`;
+  const status = value.status as RunStatus;
+  if (!isActive(status) && !isEnded(status)) return `run.json has no valid status (${JSON.stringify(value.status)})`;
+  if (typeof value.environment !== 'string' || typeof value.created_at !== 'string') return 'run.json lacks environment or created_at';
+  const { processes, logs } = value;
+  if (!isObject(processes) || !isObject(logs)) return 'run.json lacks processes or logs';
+  for (const name of RUN_PROCESSES) {
+    const p = processes[name];
+    if (!isObject(p) || typeof p.state !== 'string' || typeof logs[name] !== 'string') return `run.json lacks the ${name} process`;
+  }
+  return undefined;
+}
+
+/** The text of run `runId`'s run.json as a record, or as a DamagedRun saying why it cannot be used; never throws. */
+export function parseRunRecord(text: string, runId: string): RegistryEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return damagedRun(runId, `run.json is not valid JSON (${(err as Error).message})`);
+  }
+  const problem = defect(value, runId);
+  return problem ? damagedRun(runId, problem) : (value as RunRecord);
+}
+
+export function damagedRun(runId: string, reason: string, createdAt?: string): DamagedRun {
+  return { run_id: runId, status: 'unknown', damaged: reason, ...(createdAt !== undefined ? { created_at: createdAt } : {}) };
+}
 
 export function newRunId(): string {
   return randomBytes(4).toString('hex');

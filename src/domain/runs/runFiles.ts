@@ -9,6 +9,7 @@ import { UserError } from '../../core/errors.js';
 import { readSlice } from '../../core/logTail.js';
 import { isMissing, isPlainFile, namedSubdirs, NotFoundError, realChildDir, realFileWithin } from '../../core/safePath.js';
 import { RUN_ID_PATTERN, runsRoot, RUN_FILES } from '../../core/home.js';
+import { damagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunStatus } from './record.js';
 
 
 /** run.json is a few KiB; anything past this is not a run record. */
@@ -16,15 +17,13 @@ const MAX_RUN_JSON_BYTES = 1024 * 1024;
 
 export interface RunJson {
   text: string;
-  record?: Record<string, unknown>;
-  /** Why the record could not be used. */
-  damaged?: string;
+  entry: RegistryEntry;
 }
 
 export interface RunSummary {
   run_id: string;
   /** `unknown` when run.json is missing or damaged. */
-  status: string;
+  status: RunStatus;
   phase?: string;
   environment?: string;
   created_at?: string;
@@ -42,20 +41,12 @@ export function assertRunId(runId: string): string {
   return runId;
 }
 
-/** Parses run.json text (bounded read); never throws on bad content. */
-export async function readRunJson(path: string): Promise<RunJson> {
+/** Reads run `runId`'s run.json (bounded) with the record parser; never throws on bad content. */
+export async function readRunJson(path: string, runId: string): Promise<RunJson> {
   const slice = await readSlice(path, 0, MAX_RUN_JSON_BYTES);
-  if (slice.size > MAX_RUN_JSON_BYTES) return { text: '', damaged: `run.json is ${slice.size} bytes, more than a run record can be` };
-  try {
-    const value: unknown = JSON.parse(slice.text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return { text: slice.text, damaged: 'run.json does not hold a JSON object' };
-    return { text: slice.text, record: value as Record<string, unknown> };
-  } catch (err) {
-    return { text: slice.text, damaged: `run.json is not valid JSON (${(err as Error).message})` };
-  }
+  if (slice.size > MAX_RUN_JSON_BYTES) return { text: '', entry: damagedRun(runId, `run.json is ${slice.size} bytes, more than a run record can be`) };
+  return { text: slice.text, entry: parseRunRecord(slice.text, runId) };
 }
-
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
 export class RunFiles {
   /** RL_HOME/runs */
@@ -97,17 +88,15 @@ export class RunFiles {
 
   private async summarize(runId: string, path: string, mtimeMs: number): Promise<RunSummary> {
     // Summaries are listed for every run: never follow a run.json symlinked out of its directory.
-    const json: RunJson = (await isPlainFile(path)) ? await readRunJson(path) : { text: '', damaged: 'run.json is not a regular file' };
-    const r = json.record ?? {};
-    const created = text(r.created_at) ?? text(r.started_at);
-    const createdMs = created === undefined ? NaN : Date.parse(created);
+    const { entry } = (await isPlainFile(path)) ? await readRunJson(path, runId) : { entry: damagedRun(runId, 'run.json is not a regular file') };
+    if (isDamaged(entry)) return { run_id: runId, status: 'unknown', damaged: entry.damaged, sortKey: mtimeMs };
+    const createdMs = Date.parse(entry.created_at);
     return {
       run_id: runId,
-      status: json.damaged ? 'unknown' : (text(r.status) ?? 'unknown'),
-      phase: text(r.phase),
-      environment: text(r.environment),
-      created_at: created,
-      damaged: json.damaged,
+      status: entry.status,
+      phase: entry.phase,
+      environment: entry.environment,
+      created_at: entry.created_at,
       sortKey: Number.isNaN(createdMs) ? mtimeMs : createdMs,
     };
   }

@@ -7,33 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, RUN_PROCESSES, runLogFile, type RunProcess, runsRoot } from '../../core/home.js';
+import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../core/home.js';
 import { FileLock } from './fileLock.js';
-import { type DamagedRun, isDamaged, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
+import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
 
-const STATUSES: readonly RunStatus[] = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped'];
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
 const WRITE_LOCK_TIMEOUT_MS = 5_000;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Why `value` is not a usable run record, or undefined when it is. */
-function defect(value: unknown, runId: string): string | undefined {
-  if (!isObject(value)) return 'run.json does not hold a JSON object';
-  if (value.run_id !== runId) return `run.json names run ${JSON.stringify(value.run_id)}, not ${runId}`;
-  if (!STATUSES.includes(value.status as RunStatus)) return `run.json has no valid status (${JSON.stringify(value.status)})`;
-  if (typeof value.environment !== 'string' || typeof value.created_at !== 'string') return 'run.json lacks environment or created_at';
-  const processes = value.processes;
-  const logs = value.logs;
-  if (!isObject(processes) || !isObject(logs)) return 'run.json lacks processes or logs';
-  for (const name of RUN_PROCESSES) {
-    const p = processes[name];
-    if (!isObject(p) || typeof p.state !== 'string' || typeof logs[name] !== 'string') return `run.json lacks the ${name} process`;
-  }
-  return undefined;
-}
 
 function writeAtomically(path: string, text: string): void {
   const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -118,14 +97,8 @@ export class RunStore {
       const code = (err as NodeJS.ErrnoException).code;
       return this.damaged(runId, code === 'ENOENT' ? 'run.json is missing' : `run.json cannot be read (${code})`);
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      return this.damaged(runId, `run.json is not valid JSON (${(err as Error).message})`);
-    }
-    const problem = defect(value, runId);
-    return problem ? this.damaged(runId, problem) : (value as RunRecord);
+    const entry = parseRunRecord(text, runId);
+    return isDamaged(entry) ? this.damaged(runId, entry.damaged) : entry;
   }
 
   /** Every run, newest first. */
@@ -142,21 +115,28 @@ export class RunStore {
    * write lock. `mutate` may return false to skip the write. Throws when the run is missing or damaged.
    */
   update(runId: string, mutate: (record: RunRecord) => boolean | void): RunRecord {
+    const entry = this.tryUpdate(runId, mutate);
+    if (entry === undefined) throw new Error(`run ${runId} does not exist`);
+    if (isDamaged(entry)) throw new Error(`run ${runId} cannot be updated: ${entry.damaged}`);
+    return entry;
+  }
+
+  /** update(), answering undefined for a missing run and a damaged one as it is (nothing written). */
+  tryUpdate(runId: string, mutate: (record: RunRecord) => boolean | void): RegistryEntry | undefined {
+    if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
     const lock = new FileLock(join(this.dir(runId), recordLockFile));
     lock.acquireBlocking(WRITE_LOCK_TIMEOUT_MS);
     try {
       const entry = this.read(runId);
-      if (entry === undefined) throw new Error(`run ${runId} does not exist`);
-      if (isDamaged(entry)) throw new Error(`run ${runId} cannot be updated: ${entry.damaged}`);
-      if (mutate(entry) !== false) writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1));
+      if (entry !== undefined && !isDamaged(entry) && mutate(entry) !== false) writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1));
       return entry;
     } finally {
       lock.release();
     }
   }
 
+  /** A damaged run is dated by its directory's time, the only date it still has. */
   private damaged(runId: string, reason: string): DamagedRun {
-    const mtime = statSync(this.dir(runId), { throwIfNoEntry: false })?.mtime;
-    return { run_id: runId, status: 'unknown', damaged: reason, created_at: mtime?.toISOString() };
+    return damagedRun(runId, reason, statSync(this.dir(runId), { throwIfNoEntry: false })?.mtime.toISOString());
   }
 }

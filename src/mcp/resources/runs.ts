@@ -13,6 +13,7 @@ import { assertRunId, readRunJson, type RunSummary } from '../../domain/runs/run
 import { RUN_FILES, RUN_PROCESSES, runLogFile } from '../../core/home.js';
 import { fileWatch } from '../../core/watch.js';
 import { variable, type ResourceContext, type ResourceKind } from './kind.js';
+import { isDamaged } from '../../domain/runs/record.js';
 
 /** resources/list is not paginated by the SDK: only this many runs are listed. */
 export const LISTED_RUNS = 50;
@@ -66,11 +67,11 @@ export function runRecordResource(ctx: ResourceContext): ResourceKind {
     complete: { run_id: completeRunId(ctx) },
     async read(uri, vars) {
       const id = runIdOf(vars);
-      const json = await readRunJson(await ctx.runs.file(id, RUN_FILES.record));
+      const { text: json, entry } = await readRunJson(await ctx.runs.file(id, RUN_FILES.record), id);
       // A damaged record is reported as the run being unknown, never served as bad JSON.
-      const text = json.damaged
-        ? JSON.stringify({ run_id: id, status: 'unknown', error: `${json.damaged}. The run's logs can still be read: ${runLogUri(id, 'trainer')}` })
-        : ctx.runtime.redactor.redact(json.text);
+      const text = isDamaged(entry)
+        ? JSON.stringify({ run_id: id, status: 'unknown', error: `${entry.damaged}. The run's logs can still be read: ${runLogUri(id, 'trainer')}` })
+        : ctx.runtime.redactor.redact(json);
       return { contents: [{ uri: uri.href, mimeType: 'application/json', text }] };
     },
     async watch(vars) {

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RUN_PROCESSES, type RunProcess } from '../../core/home.js';
+import type { EnvLogSignals } from './logSignals.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
 export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
@@ -71,8 +72,29 @@ export interface RunRecord {
   /** Things worth knowing that are not errors (e.g. the environment finished its data). */
   notes?: string[];
   stop_requested_at?: string;
+  observed?: RunObservations;
   /** Status rate limit: when the last full rl_check_status answer was given. */
   last_full_check_at?: string;
+}
+
+/**
+ * What the supervisor has seen of a run's progress, kept in run.json so that every server (and a
+ * status check that reads nothing else) can judge the run's health from it.
+ */
+export interface RunObservations {
+  /** When the supervisor last looked. */
+  observed_at: string;
+  /** Trainer steps completed (its `Step k complete` lines), and when that count last rose. */
+  steps_completed: number;
+  step_completed_at?: string;
+  total_steps?: number;
+  /** The Atropos API's `/status`: groups queued and batches handed to the trainer. */
+  queue_size?: number;
+  batches_taken?: number;
+  /** When data first reached the API, and when either count above last rose. */
+  data_first_at?: string;
+  data_last_at?: string;
+  env?: EnvLogSignals;
 }
 
 /** A run directory whose run.json cannot be used: reported as `unknown`, never fatal. */

@@ -19,14 +19,18 @@ export interface TrainerLogSummary {
   completed: boolean;
   /** `Registered as trainer` was printed: the trainer is set up and registered with the API. */
   registered: boolean;
+  /** The step the trainer began last (`Step k/N`, 0-based): it may still wait for its batch. */
   step?: number;
   total_steps?: number;
+  /** Steps the trainer finished (`Step k complete`): k + 1 for the last one. */
+  steps_completed: number;
 }
 
 const CHECKPOINT = /^(?:Initial sampling client created|Sampling client updated): (tinker:\/\/\S+)/;
 const FINAL = /^Final weights are available here: (tinker:\/\/\S+)/;
 const ERROR = /^(?:Error in step \d+|Error during training)\b/;
 const STEP = /^Step (\d+)\/(\d+)\s*$/;
+const STEP_DONE = /^Step (\d+) complete\b/;
 
 /** No marker line is this long; a longer one (a dumped batch, say) is skipped, not buffered. */
 const MAX_LINE_CHARS = 64 * 1024;
@@ -35,7 +39,7 @@ const MAX_LINE_CHARS = 64 * 1024;
 export class TrainerLogScanner {
   private rest = '';
   private skipping = false;
-  readonly summary: TrainerLogSummary = { checkpoints: [], latest: null, final_reported: null, error_line: null, completed: false, registered: false };
+  readonly summary: TrainerLogSummary = { checkpoints: [], latest: null, final_reported: null, error_line: null, completed: false, registered: false, steps_completed: 0 };
 
   feed(text: string): void {
     const lines = (this.rest + text).split('\n');
@@ -67,7 +71,8 @@ export class TrainerLogScanner {
     else if ((m = STEP.exec(line))) {
       s.step = Number(m[1]);
       s.total_steps = Number(m[2]);
-    } else if (line.startsWith('Registered as trainer')) s.registered = true;
+    } else if ((m = STEP_DONE.exec(line))) s.steps_completed = Number(m[1]) + 1;
+    else if (line.startsWith('Registered as trainer')) s.registered = true;
     else if (line === 'Training complete!') s.completed = true;
     else if (s.error_line === null && ERROR.test(line)) s.error_line = line.slice(0, 500);
   }

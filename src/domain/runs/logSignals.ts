@@ -1,0 +1,78 @@
+/**
+ * What the logs of a run's processes say beyond "alive": the environment's connection errors,
+ * dropped groups and errors (atroposlib logs them and carries on, so the process never exits),
+ * and the first meaningful cause of a failure (the line under a wrapper such as tenacity's
+ * `RetryError`, or the `Error initializing wandb:` line before the AttributeError that kills the
+ * trainer). Pure text functions: the supervisor feeds them, health and failures quote them.
+ */
+
+/** One log line worth quoting, with how often its kind was seen. */
+export interface LogEvidence {
+  line: string;
+  count: number;
+  /** When the latest line of this kind was seen (ISO), by whoever fed the scanner. */
+  at: string;
+}
+
+export interface EnvLogSignals {
+  /** The model endpoint (the trainer's inference server, or a spread-out localhost:900x) cannot be reached. */
+  connection_errors?: LogEvidence;
+  /** Groups the environment threw away: all scores equal, or no usable rollout ("Failed to process group"). */
+  dropped_groups?: LogEvidence;
+  /** Other errors atroposlib logs and survives: collecting, scoring, sending, registering. */
+  errors?: LogEvidence;
+}
+
+const MAX_QUOTED_CHARS = 300;
+const CONNECTION = /ClientConnectorError|APIConnectionError|ConnectionRefusedError|ServerDisconnectedError|Cannot connect to host|Connection refused|Connect call failed|ConnectError\b/;
+const DROPPED = /^(?:Failed to process group, retrying|Scores are the same in a group, skipping)/;
+const ERROR = /^(?:Error in collect_trajectories:|Error in scoring|Scoring exception:|Failed to send .* after retries|Error registering env:|Error in handle_send_to_api:)/;
+
+const quote = (line: string): string => (line.length > MAX_QUOTED_CHARS ? `${line.slice(0, MAX_QUOTED_CHARS)}...` : line);
+
+/** Which signal a line of an environment's log is, if any. A connection error wins over its wrapper. */
+export function envSignalOf(line: string): keyof EnvLogSignals | undefined {
+  if (CONNECTION.test(line)) return 'connection_errors';
+  if (DROPPED.test(line)) return 'dropped_groups';
+  if (ERROR.test(line)) return 'errors';
+  return undefined;
+}
+
+/** Adds the signals of `lines` (seen at `at`) to `signals`, in place; true when anything was added. */
+export function addEnvSignals(signals: EnvLogSignals, lines: readonly string[], at: string): boolean {
+  let changed = false;
+  for (const raw of lines) {
+    const line = raw.trim();
+    const kind = envSignalOf(line);
+    if (kind === undefined) continue;
+    signals[kind] = { line: quote(line), count: (signals[kind]?.count ?? 0) + 1, at };
+    changed = true;
+  }
+  return changed;
+}
+
+/** Lines that carry a cause, most telling first. */
+const CAUSES: readonly RegExp[] = [
+  /^Error initializing wandb: /,
+  // An HTTP error from the model endpoint or a service: the status code says what is wrong.
+  /^[\w.]*(?:Error|Exception): .*\b(?:Error code: \d{3}|status(?: code)?:? \d{3})/i,
+  /^(?:ModuleNotFoundError|ImportError): /,
+  /^Error (?:in step \d+|during training)\b/,
+];
+/** Exception lines that only wrap the cause printed above them. */
+const WRAPPER = /^(?:tenacity\.)?RetryError\b|^During handling of the above exception|^The above exception was the direct cause/;
+const EXCEPTION_LINE = /^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b(?::.*)?$/;
+
+/**
+ * The first meaningful cause in a log's lines: a known cause line, else the first exception line
+ * of a traceback that is not a mere wrapper. Undefined when the lines hold none.
+ */
+export function firstCause(lines: readonly string[]): string | undefined {
+  const trimmed = lines.map((l) => l.replace(/\r$/, ''));
+  for (const pattern of CAUSES) {
+    const hit = trimmed.find((l) => pattern.test(l.trim()));
+    if (hit !== undefined) return quote(hit.trim());
+  }
+  const exception = trimmed.find((l) => !/^\s/.test(l) && EXCEPTION_LINE.test(l) && !WRAPPER.test(l));
+  return exception === undefined ? undefined : quote(exception);
+}

@@ -1,0 +1,146 @@
+/** Health verdicts and log signals as tables: pure functions over a record and log lines, no processes. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { assessHealth, FIRST_STEP_ALLOWANCE, type HealthVerdict } from '../src/domain/runs/health.js';
+import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../src/domain/runs/logSignals.js';
+import { emptyProcess, type RunObservations, type RunRecord } from '../src/domain/runs/record.js';
+
+const T0 = Date.parse('2026-11-23T10:00:00.000Z');
+const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();
+const STALL = 100;
+
+function record(status: RunRecord['status'], observed?: Partial<RunObservations>, extra: Partial<RunRecord> = {}): RunRecord {
+  const processes = { api: emptyProcess([]), trainer: emptyProcess([]), env: emptyProcess([]) };
+  for (const p of Object.values(processes)) p.state = 'running';
+  return {
+    version: 1,
+    run_id: 'abcdef01',
+    environment: 'gsm8k',
+    environment_file: '/x/gsm8k.py',
+    status,
+    phase: status === 'running' ? 'training' : status === 'starting' ? 'starting_env' : 'done',
+    phase_started_at: at(0),
+    created_at: at(0),
+    started_at: at(0),
+    running_at: at(0),
+    wandb_project: 'p',
+    wandb_run_name: 'n',
+    trainer_wandb_run_name: 't',
+    wandb_run_suffix: 'mcp',
+    wandb_group: 'abcdef01',
+    wandb_name: 'w',
+    use_wandb: false,
+    config_path: '/x/config.yaml',
+    logs: { api: '/x/api.log', trainer: '/x/trainer.log', env: '/x/env.log' },
+    ports: { api: 1, inference: 2 },
+    processes,
+    ...(observed ? { observed: { observed_at: at(0), steps_completed: 0, ...observed } } : {}),
+    ...extra,
+  };
+}
+
+const connection = { line: 'Error in collect_trajectories: RetryError[<Future at 0x7f state=finished raised ClientConnectorError>]', count: 12 };
+
+const cases: { name: string; run: RunRecord; now: number; verdict: HealthVerdict; codes?: string[]; idle?: number | null }[] = [
+  { name: 'starting', run: record('starting'), now: 5, verdict: 'starting', idle: null },
+  { name: 'no data yet, inside the first-step allowance', run: record('running', {}), now: STALL * FIRST_STEP_ALLOWANCE - 1, verdict: 'waiting_for_data', codes: ['waiting_for_data'], idle: STALL * FIRST_STEP_ALLOWANCE - 1 },
+  { name: 'no data past the first-step allowance: stalled', run: record('running', {}), now: STALL * FIRST_STEP_ALLOWANCE + 1, verdict: 'stalled', codes: ['stalled'] },
+  {
+    name: 'no data, connection errors: stalled with the environment error as evidence',
+    run: record('running', { env: { connection_errors: { ...connection, at: at(150) } } }),
+    now: 250,
+    verdict: 'stalled',
+    codes: ['stalled', 'env_connection_errors'],
+  },
+  {
+    name: 'no data yet but connection errors, inside the allowance: waiting, the errors named',
+    run: record('running', { env: { connection_errors: { ...connection, at: at(20) } } }),
+    now: 30,
+    verdict: 'waiting_for_data',
+    codes: ['waiting_for_data', 'env_connection_errors'],
+  },
+  { name: 'data flowing, no step yet', run: record('running', { data_first_at: at(10), data_last_at: at(150) }), now: 160, verdict: 'healthy', idle: 10 },
+  { name: 'steps completing', run: record('running', { steps_completed: 3, step_completed_at: at(400), data_first_at: at(10), data_last_at: at(390) }), now: 450, verdict: 'healthy', idle: 50 },
+  { name: 'after the first step the limit is RL_STALL_SECONDS', run: record('running', { steps_completed: 3, step_completed_at: at(400), data_first_at: at(10), data_last_at: at(390) }), now: 400 + STALL + 1, verdict: 'stalled' },
+  {
+    name: 'connection errors since the last data: degraded',
+    run: record('running', { steps_completed: 1, step_completed_at: at(50), data_first_at: at(10), data_last_at: at(40), env: { connection_errors: { ...connection, at: at(60) } } }),
+    now: 70,
+    verdict: 'degraded',
+    codes: ['env_connection_errors'],
+  },
+  {
+    name: 'old connection errors, data since: healthy, the errors still named',
+    run: record('running', { steps_completed: 1, step_completed_at: at(50), data_first_at: at(10), data_last_at: at(65), env: { connection_errors: { ...connection, at: at(60) } } }),
+    now: 70,
+    verdict: 'healthy',
+    codes: ['env_connection_errors'],
+  },
+  {
+    name: 'the environment exited while training goes on: degraded',
+    run: (() => {
+      const r = record('running', { steps_completed: 1, step_completed_at: at(50), data_first_at: at(10), data_last_at: at(40) });
+      Object.assign(r.processes.env, { state: 'exited', exit_code: 0, ended_at: at(45) });
+      return r;
+    })(),
+    now: 60,
+    verdict: 'degraded',
+    codes: ['env_exited'],
+  },
+  { name: 'failed: the error is the reason', run: record('failed', undefined, { error: 'The trainer ended (exit code 1).', error_process: 'trainer', ended_at: at(9) }), now: 10, verdict: 'failed', codes: ['failed'] },
+  { name: 'completed', run: record('completed', { steps_completed: 5, step_completed_at: at(90) }, { ended_at: at(95) }), now: 100, verdict: 'completed', codes: [] },
+  { name: 'stopping', run: record('stopping'), now: 10, verdict: 'stopping', codes: ['stopping'] },
+];
+
+for (const c of cases) {
+  test(`health: ${c.name}`, () => {
+    const health = assessHealth(c.run, T0 + c.now * 1000, { stallSeconds: STALL });
+    assert.equal(health.verdict, c.verdict, JSON.stringify(health));
+    if (c.codes) assert.deepEqual(health.reasons.map((r) => r.code), c.codes);
+    if (c.idle !== undefined) assert.equal(health.seconds_since_progress, c.idle);
+  });
+}
+
+test('health: a stall names the time of the last progress and the limit', () => {
+  const h = assessHealth(record('running', { steps_completed: 2, step_completed_at: at(10), data_first_at: at(5), data_last_at: at(8) }), T0 + 200_000, { stallSeconds: STALL });
+  assert.equal(h.reasons[0]!.evidence?.at, at(10));
+  assert.match(h.reasons[0]!.message, /for 190 s, more than 100 s \(RL_STALL_SECONDS\)/);
+  assert.equal(h.last_step, 2);
+  assert.equal(h.last_step_at, at(10));
+});
+
+test('log signals: which environment lines count as what', () => {
+  const table: [string, ReturnType<typeof envSignalOf>][] = [
+    ['Error in collect_trajectories: RetryError[<Future at 0x7f state=finished raised ClientConnectorError>]', 'connection_errors'],
+    ["aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host localhost:9004 ssl:default [Connect call failed ('127.0.0.1', 9004)]", 'connection_errors'],
+    ['Failed to process group, retrying...', 'dropped_groups'],
+    ['Scores are the same in a group, skipping...', 'dropped_groups'],
+    ['Error in scoring: {...}', 'errors'],
+    ['Failed to send single ScoredDataGroup after retries: timeout', 'errors'],
+    ['INFO:root:Sent 16 rollouts', undefined],
+  ];
+  for (const [line, kind] of table) assert.equal(envSignalOf(line), kind, line);
+  const signals: EnvLogSignals = {};
+  assert.equal(addEnvSignals(signals, ['nothing', 'Failed to process group, retrying...', 'Failed to process group, retrying...'], at(3)), true);
+  assert.deepEqual(signals.dropped_groups, { line: 'Failed to process group, retrying...', count: 2, at: at(3) });
+  assert.equal(addEnvSignals(signals, ['nothing'], at(4)), false);
+});
+
+test('first cause: the line under the wrapper, not the wrapper', () => {
+  const tenacity = [
+    'Traceback (most recent call last):',
+    '  File "x.py", line 1, in <module>',
+    "openai.AuthenticationError: Error code: 401 - {'error': {'message': 'Invalid API key'}}",
+    '',
+    'The above exception was the direct cause of the following exception:',
+    '',
+    'Traceback (most recent call last):',
+    'tenacity.RetryError: RetryError[<Future at 0x7f0 state=finished raised AuthenticationError>]',
+  ];
+  assert.match(firstCause(tenacity)!, /^openai\.AuthenticationError: Error code: 401/);
+  const wandb = ['Registered as trainer: abc', 'Error initializing wandb: 401 Unauthorized: invalid API key', 'Traceback (most recent call last):', "AttributeError: property 'use_wandb' of 'Trainer' object has no setter"];
+  assert.equal(firstCause(wandb), 'Error initializing wandb: 401 Unauthorized: invalid API key');
+  assert.equal(firstCause(['Traceback (most recent call last):', '  File "env.py", line 17', "ModuleNotFoundError: No module named 'tinker_atropos'"]), "ModuleNotFoundError: No module named 'tinker_atropos'");
+  assert.equal(firstCause(['Traceback (most recent call last):', '  File "a.py"', 'ValueError: bad config']), 'ValueError: bad config');
+  assert.equal(firstCause(['all fine', 'Step 1/10']), undefined);
+});

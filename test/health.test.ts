@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { assessHealth, FIRST_STEP_ALLOWANCE, type HealthVerdict } from '../src/domain/runs/health.js';
-import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../src/domain/runs/logSignals.js';
+import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../src/domain/atropos/logSignals.js';
 import { emptyProcess, type RunObservations, type RunRecord } from '../src/domain/runs/record.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00.000Z');

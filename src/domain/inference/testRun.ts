@@ -15,6 +15,11 @@ import { ModelProcess, type ModelProcessOutcome } from './modelProcess.js';
 import type { TestModel } from './models.js';
 import { readGroupScores, scoreGroups, summarize, type ModelScores, type TestSummary } from './scoring.js';
 import { INFERENCE_TEST_RESULT } from '../../core/home.js';
+import { classifyCrash, classifyDroppedGroups, type FailureContext, type FailureKind } from './failures.js';
+import { tailLines } from '../../core/logTail.js';
+
+/** How far up a failed model's log the cause is looked for. */
+const CAUSE_SEARCH_LINES = 300;
 
 /** Models run at once per test: the endpoint is remote, the local cost is one Python process each. */
 export const MODEL_CONCURRENCY = 3;
@@ -44,6 +49,8 @@ export interface ModelReport extends ModelScores {
   stderr_tail?: string;
   exit_code?: number | null;
   timed_out?: boolean;
+  /** What kind of failure `error` describes. */
+  error_kind?: FailureKind;
 }
 
 export interface TestConfig {
@@ -289,22 +296,27 @@ export class InferenceTest {
         return failure('timed_out', `Timed out after ${this.params.timeout_seconds} s; the process group was killed. See log_file.`, { timed_out: true });
       case 'cancelled':
         return failure('cancelled', `Cancelled: ${this.cancelReason ?? 'stopped'}`);
-      case 'gave_up':
-        return failure(
-          'failed',
-          `Stopped after ${outcome.failedGroups} failed groups ("Failed to process group, retrying..."): the environment gets no usable completions from this model (endpoint error, unknown model id or unparseable answers). atroposlib would retry until the timeout. See log_file.`,
-        );
+      case 'gave_up': {
+        const ended = `Stopped after ${outcome.failedGroups} failed groups (atroposlib would retry until the timeout)`;
+        const { kind, error } = classifyDroppedGroups(await this.failureContext(base, ended), outcome.failedGroups);
+        return failure('failed', error, { error_kind: kind });
+      }
     }
     if (outcome.exitCode !== 0) {
-      // The last stderr line is usually the exception that ended the process.
-      const last = outcome.stderrTail.trim().split('\n').at(-1)?.trim().slice(0, 300);
-      const how = outcome.signal ? `Process killed by ${outcome.signal}` : `Process exited with code ${outcome.exitCode}`;
-      return failure('failed', `${how}${last ? `: ${last}` : ''}. See stderr_tail and log_file.`);
+      const ended = outcome.signal ? `Process killed by ${outcome.signal}` : `Process exited with code ${outcome.exitCode}`;
+      const { kind, error } = classifyCrash(await this.failureContext(base, ended));
+      return failure('failed', error, { error_kind: kind });
     }
     const groups = await readGroupScores(outputFile);
     if (groups === undefined) return failure('failed', `Output file not created: ${outputFile}`);
     if (groups.length === 0) return failure('failed', 'The process finished but wrote no group: every group was skipped or invalid. See log_file.');
     return { report: { ...base, ...scoreGroups(groups), ...timing }, state: 'succeeded' };
+  }
+
+  private async failureContext(base: ReportBase, ended: string): Promise<FailureContext> {
+    // The cause sits above the traceback's last line, often beyond the stderr tail kept in memory.
+    const logLines = await tailLines(base.log_file, CAUSE_SEARCH_LINES);
+    return { baseUrl: this.params.base_url, modelId: base.model, ended, logLines };
   }
 
   private async persist(output: TestOutput): Promise<void> {

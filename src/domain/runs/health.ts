@@ -5,7 +5,7 @@
  * keeps every process alive while it pays for sampling. See docs/architecture.md, "Health".
  */
 import type { RunProcess } from '../../core/home.js';
-import type { EnvLogSignals, LogEvidence } from './logSignals.js';
+import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
 import type { RunRecord } from './record.js';
 
 export const HEALTH_VERDICTS = ['starting', 'waiting_for_data', 'healthy', 'degraded', 'stalled', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RUN_PROCESSES, type RunProcess } from '../../core/home.js';
-import type { EnvLogSignals } from './logSignals.js';
+import type { EnvLogSignals } from '../atropos/logSignals.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
 export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;

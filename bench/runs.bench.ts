@@ -56,7 +56,7 @@ export default async function runsBench(): Promise<BenchFigure[]> {
   /** When each process was seen gone, from the start of the stop (last round). */
   let exits = '';
   try {
-    await runtime.session.select('gsm8k');
+    await runtime.selection.select('gsm8k');
     for (let round = 0; round < ROUNDS; round++) {
       const started = performance.now();
       const { record } = await runtime.runs.start();

@@ -326,7 +326,7 @@ describe('with the environment importable', async () => {
     assert.equal(answer.wandb_project, 'my-project_2');
     assert.equal(answer.config.wandb_project, undefined);
     assert.equal((await currentConfig(h)).json.wandb_project, 'my-project_2');
-    assert.equal(h.runtime.session.requireSelection().wandbProject, 'my-project_2');
+    assert.equal(h.runtime.selection.requireSelection().wandbProject, 'my-project_2');
   });
 
   test('selecting again resets to the config_init() values', async () => {
@@ -338,7 +338,7 @@ describe('with the environment importable', async () => {
   });
 
   test('an edited file is introspected again', async () => {
-    const file = h.runtime.session.requireSelection().environment.file_path;
+    const file = h.runtime.selection.requireSelection().environment.file_path;
     writeFileSync(file, TYPED_ENV.replace('DEFAULT_COUNT = 7', 'DEFAULT_COUNT = 9  # edited'));
     await h.call('rl_select_environment', { name: 'typed' });
     assert.equal((await currentConfig(h)).editable.get('count')!.current_value, 9);

@@ -97,9 +97,9 @@ test('another run still active on the host: named, with how to stop it', async (
 
 test('a config that would stall: batch_size <= 0, or not a multiple of group_size', async (t) => {
   // rl_edit_config, selection and the locked-value check all keep batch_size >= 1; the start
-  // guard is the last line of defence, reached here by writing the session state directly.
+  // guard is the last line of defence, reached here by writing the selected config directly.
   const negative = await runServer(t);
-  negative.runtime.session.requireSelection().values.batch_size = -1;
+  negative.runtime.selection.requireSelection().values.batch_size = -1;
   const a = await refused(negative, /^batch_size is -1: .*never has a batch to give, so training stalls\. Set it with rl_edit_config\('batch_size', 128\) \(tinker-atropos' default\)\.$/);
   assert.equal(a.suggested, 128);
 

@@ -8,7 +8,7 @@ import type { CoreServices } from '../core/services.js';
 import { InferenceTests } from '../domain/inference/testRegistry.js';
 import { SecretRedactor } from '../core/redact.js';
 import { RunManager } from '../domain/runs/manager.js';
-import { Session } from '../domain/config/selection.js';
+import { ConfigSelection } from '../domain/config/selection.js';
 import { createHome, secretValues, type Settings } from '../core/settings.js';
 import { WandbReader } from '../domain/wandb/reader.js';
 
@@ -18,7 +18,7 @@ export class Runtime {
   readonly redactor: SecretRedactor;
   readonly logger: Logger;
   readonly environments: EnvironmentCatalog;
-  readonly session: Session;
+  readonly selection: ConfigSelection;
   readonly inferenceTests: InferenceTests;
   readonly wandb: WandbReader;
   readonly runs: RunManager;
@@ -34,12 +34,12 @@ export class Runtime {
     this.logger = opts.logger ?? createLogger({ level: settings.logLevel, home: settings.home, redactor: this.redactor });
     const core: CoreServices = { settings, logger: this.logger, redactor: this.redactor };
     this.environments = new EnvironmentCatalog(core);
-    this.session = new Session(settings, this.logger, this.environments);
+    this.selection = new ConfigSelection(settings, this.logger, this.environments);
     this.inferenceTests = new InferenceTests(core);
     // Inference tests die with the server (unlike training runs, which are adopted later).
     this.onClose(() => this.inferenceTests.close());
     this.wandb = new WandbReader(core);
-    this.runs = new RunManager(core, () => this.session.requireSelection());
+    this.runs = new RunManager(core, () => this.selection.requireSelection());
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
     // either way their state is on disk and their supervisor locks are released.
     this.onClose(() => this.runs.close());

@@ -42,6 +42,5 @@ export const discoveryCachePath = (home: string): string => join(home, 'cache', 
 export const runsRoot = (home: string): string => join(home, 'runs');
 /** Held while a start checks the active runs and creates its directory (servers sharing RL_HOME). */
 export const startLockPath = (home: string): string => join(runsRoot(home), '.start.lock');
-export const runDir = (home: string, runId: string): string => join(runsRoot(home), runId);
 export const inferenceTestsRoot = (home: string): string => join(home, 'inference_tests');
 export const inferenceTestDir = (home: string, testId: string): string => join(inferenceTestsRoot(home), testId);

@@ -1,7 +1,7 @@
 /**
  * The config fields of one environment, read by python/introspect.py in its own process: Hermes
- * imported environment code into the agent process and threw away what config_init() returned
- * (W7). The helper imports the file the way a run does and reports the config_init() values;
+ * imported environment code into the agent process and threw away what config_init() returned.
+ * The helper imports the file the way a run does and reports the config_init() values;
  * when that fails (atroposlib or the environment's own dependencies missing, a hang) it falls back
  * to reading the source, and the answer says so with the import error.
  */

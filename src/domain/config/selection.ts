@@ -63,7 +63,7 @@ function timestamp(date: Date): string {
   return `${date.getFullYear()}${pad(date.getMonth() + 1)}${pad(date.getDate())}-${pad(date.getHours())}${pad(date.getMinutes())}${pad(date.getSeconds())}`;
 }
 
-export class Session {
+export class ConfigSelection {
   readonly introspector: Introspector;
   private selected?: SelectedConfig;
 
@@ -73,10 +73,6 @@ export class Session {
     private readonly environments: EnvironmentResolver,
   ) {
     this.introspector = new Introspector(settings, logger);
-  }
-
-  current(): SelectedConfig | undefined {
-    return this.selected;
   }
 
   requireSelection(): SelectedConfig {

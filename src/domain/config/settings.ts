@@ -150,100 +150,164 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value !== undefined && value.trim() !== '' ? value : undefined;
 }
 
-/**
- * Builds the settings from an environment (process.env by default). Relative paths are resolved
- * against `cwd`. Throws SettingsError with a one-line, actionable message on any bad value.
- */
-export function loadSettings(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): Settings {
+/** Where each value comes from: the environment first, then the RL_MCP_CONFIG file. */
+interface SettingSource {
+  readonly env: Record<string, string | undefined>;
+  readonly cwd: string;
+  /** RL_MCP_CONFIG as written (for messages) and resolved; the file's contents. */
+  readonly configPath?: string;
+  readonly configFile?: string;
+  readonly file: FileConfig;
+  get(key: Key): string | undefined;
+  /** The folder a relative path in `key` is relative to. */
+  pathBase(key: Key): string;
+}
+
+function settingSource(env: Record<string, string | undefined>, cwd: string): SettingSource {
   const configPath = nonEmpty(env.RL_MCP_CONFIG);
-  const file = configPath ? readConfigFile(resolve(cwd, configPath)) : { values: {} as FileConfig['values'] };
-  const get = (key: Key): string | undefined => nonEmpty(env[key]) ?? nonEmpty(file.values[key]);
+  const configFile = configPath ? resolve(cwd, configPath) : undefined;
+  const file = configFile ? readConfigFile(configFile) : { values: {} };
   // A relative path means relative to where it was written: the cwd for the environment, the
   // file's folder for RL_MCP_CONFIG (clients such as Claude Desktop may start servers in /).
-  const fileDir = configPath ? dirname(resolve(cwd, configPath)) : cwd;
-  const pathBase = (key: Key): string => (nonEmpty(env[key]) !== undefined ? cwd : fileDir);
+  const fileDir = configFile ? dirname(configFile) : cwd;
+  return {
+    env,
+    cwd,
+    configPath,
+    configFile,
+    file,
+    get: (key) => nonEmpty(env[key]) ?? nonEmpty(file.values[key]),
+    pathBase: (key) => (nonEmpty(env[key]) !== undefined ? cwd : fileDir),
+  };
+}
 
-  const rootSetting = get('TINKER_ATROPOS_ROOT');
-  let root: string;
-  let usingBundledExamples = false;
+/** The tinker-atropos checkout: the setting, else ./tinker-atropos, else the bundled examples. */
+function checkoutRoot(src: SettingSource): { root: string; usingBundledExamples: boolean } {
+  const rootSetting = src.get('TINKER_ATROPOS_ROOT');
   if (rootSetting) {
-    root = resolve(pathBase('TINKER_ATROPOS_ROOT'), rootSetting);
+    const root = resolve(src.pathBase('TINKER_ATROPOS_ROOT'), rootSetting);
     if (!existsSync(root)) {
       throw new SettingsError(`TINKER_ATROPOS_ROOT=${rootSetting} does not exist: point it at a tinker-atropos checkout or unset it to use the bundled examples`);
     }
-  } else if (existsSync(join(cwd, 'tinker-atropos'))) {
-    root = join(cwd, 'tinker-atropos');
-  } else {
-    root = BUNDLED_EXAMPLES_ROOT;
-    usingBundledExamples = true;
+    return { root, usingBundledExamples: false };
   }
+  const local = join(src.cwd, 'tinker-atropos');
+  if (existsSync(local)) return { root: local, usingBundledExamples: false };
+  return { root: BUNDLED_EXAMPLES_ROOT, usingBundledExamples: true };
+}
 
-  const environmentsDirs = (get('RL_ENVIRONMENTS_DIRS') ?? '')
+function environmentsDirs(src: SettingSource): string[] {
+  const dirs = (src.get('RL_ENVIRONMENTS_DIRS') ?? '')
     .split(':')
     .map((d) => d.trim())
     .filter((d) => d !== '')
-    .map((d) => resolve(pathBase('RL_ENVIRONMENTS_DIRS'), d));
-  for (const dir of environmentsDirs) {
+    .map((d) => resolve(src.pathBase('RL_ENVIRONMENTS_DIRS'), d));
+  for (const dir of dirs) {
     if (!existsSync(dir)) throw new SettingsError(`RL_ENVIRONMENTS_DIRS entry ${dir} does not exist: fix or remove it`);
   }
+  return dirs;
+}
 
-  const pythonSetting = get('RL_PYTHON');
+/** RL_PYTHON (a bare command name is looked up on PATH), else the checkout's venv, else python3. */
+function pythonCommand(src: SettingSource, root: string): string {
+  const setting = src.get('RL_PYTHON');
+  if (setting) return isAbsolute(setting) || !setting.includes('/') ? setting : resolve(src.pathBase('RL_PYTHON'), setting);
   const venvPython = join(root, '.venv', 'bin', 'python');
-  const python = pythonSetting ? (isAbsolute(pythonSetting) || !pythonSetting.includes('/') ? pythonSetting : resolve(pathBase('RL_PYTHON'), pythonSetting)) : existsSync(venvPython) ? venvPython : 'python3';
+  return existsSync(venvPython) ? venvPython : 'python3';
+}
 
-  const hermesHome = nonEmpty(env.HERMES_HOME) ?? join(nonEmpty(env.HOME) ?? homedir(), '.hermes');
-  const home = resolve(pathBase('RL_HOME'), get('RL_HOME') ?? join(hermesHome, 'rl_training'));
+function rlHome(src: SettingSource): string {
+  const hermesHome = nonEmpty(src.env.HERMES_HOME) ?? join(nonEmpty(src.env.HOME) ?? homedir(), '.hermes');
+  return resolve(src.pathBase('RL_HOME'), src.get('RL_HOME') ?? join(hermesHome, 'rl_training'));
+}
 
-  const apiPort = parseInteger('RL_API_PORT', get('RL_API_PORT') ?? '8000', 1, 65535);
-  const inferencePort = parseInteger('RL_INFERENCE_PORT', get('RL_INFERENCE_PORT') ?? '8001', 1, 65535);
+function ports(src: SettingSource): { apiPort: number; inferencePort: number } {
+  const apiPort = parseInteger('RL_API_PORT', src.get('RL_API_PORT') ?? '8000', 1, 65535);
+  const inferencePort = parseInteger('RL_INFERENCE_PORT', src.get('RL_INFERENCE_PORT') ?? '8001', 1, 65535);
   if (apiPort === inferencePort) {
     throw new SettingsError(`RL_API_PORT and RL_INFERENCE_PORT are both ${apiPort}: the Atropos API and the trainer need different ports`);
   }
+  return { apiPort, inferencePort };
+}
 
-  const logLevel = (get('LOG_LEVEL') ?? 'info').toLowerCase();
-  if (!LOG_LEVELS.includes(logLevel)) throw new SettingsError(`LOG_LEVEL=${logLevel} is not one of ${LOG_LEVELS.join(', ')}`);
+function logLevel(src: SettingSource): string {
+  const level = (src.get('LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(level)) throw new SettingsError(`LOG_LEVEL=${level} is not one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
 
-  const baseUrl = (get('WANDB_BASE_URL') ?? 'https://api.wandb.ai').replace(/\/+$/, '');
+function wandbBaseUrl(src: SettingSource): string {
+  const baseUrl = (src.get('WANDB_BASE_URL') ?? 'https://api.wandb.ai').replace(/\/+$/, '');
   if (!/^https?:\/\/[^/]+/.test(baseUrl)) throw new SettingsError(`WANDB_BASE_URL=${baseUrl} is not an http(s) URL`);
+  return baseUrl;
+}
 
+/** The defaults, overridden by the file's `locked` sections, minus its `unlocked` fields. */
+function lockedValues(src: SettingSource): LockedValues {
   const locked = defaultLockedValues();
-  if (file.locked) {
-    applyLockedOverrides(locked, file.locked, configPath!);
-    checkLockedEnv(locked, configPath!);
+  if (src.file.locked) {
+    applyLockedOverrides(locked, src.file.locked, src.configPath!);
+    checkLockedEnv(locked, src.configPath!);
   }
-  for (const field of file.unlocked ?? []) delete locked.env[field];
+  for (const field of src.file.unlocked ?? []) delete locked.env[field];
+  return locked;
+}
 
+const seconds = (src: SettingSource, key: Key, fallback: string, min: number): number => parseSeconds(key, src.get(key) ?? fallback, min);
+
+/** The rate limit, the stop grace and the deadlines of start-up and introspection. */
+function timings(src: SettingSource): Pick<Settings, 'statusMinIntervalSeconds' | 'stopGraceSeconds' | 'stopRunsOnExit' | 'stageTimeouts' | 'introspectTimeoutSeconds'> {
+  return {
+    statusMinIntervalSeconds: seconds(src, 'RL_STATUS_MIN_INTERVAL_SECONDS', '1800', 0),
+    stopGraceSeconds: seconds(src, 'RL_STOP_GRACE_SECONDS', '10', 0),
+    stopRunsOnExit: parseFlag('RL_STOP_RUNS_ON_EXIT', src.get('RL_STOP_RUNS_ON_EXIT') ?? ''),
+    stageTimeouts: {
+      api: seconds(src, 'RL_API_READY_TIMEOUT_SECONDS', '60', 1),
+      trainer: seconds(src, 'RL_TRAINER_READY_TIMEOUT_SECONDS', '600', 1),
+      env: seconds(src, 'RL_ENV_READY_TIMEOUT_SECONDS', '120', 1),
+    },
+    introspectTimeoutSeconds: seconds(src, 'RL_INTROSPECT_TIMEOUT_SECONDS', '60', 1),
+  };
+}
+
+/**
+ * Builds the settings from an environment (process.env by default). Relative paths are resolved
+ * against `cwd`. Throws SettingsError with a one-line, actionable message on any bad value; values
+ * are checked in a fixed order, so the first bad one is the one reported.
+ */
+export function loadSettings(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): Settings {
+  const src = settingSource(env, cwd);
+  const { root, usingBundledExamples } = checkoutRoot(src);
+  const dirs = environmentsDirs(src);
+  const python = pythonCommand(src, root);
+  const home = rlHome(src);
+  const { apiPort, inferencePort } = ports(src);
+  const level = logLevel(src);
+  const baseUrl = wandbBaseUrl(src);
+  const locked = lockedValues(src);
   return {
     root,
     usingBundledExamples,
-    environmentsDirs,
+    environmentsDirs: dirs,
     python,
     home,
     apiPort,
     inferencePort,
-    statusMinIntervalSeconds: parseSeconds('RL_STATUS_MIN_INTERVAL_SECONDS', get('RL_STATUS_MIN_INTERVAL_SECONDS') ?? '1800', 0),
-    stopGraceSeconds: parseSeconds('RL_STOP_GRACE_SECONDS', get('RL_STOP_GRACE_SECONDS') ?? '10', 0),
-    stopRunsOnExit: parseFlag('RL_STOP_RUNS_ON_EXIT', get('RL_STOP_RUNS_ON_EXIT') ?? ''),
-    stageTimeouts: {
-      api: parseSeconds('RL_API_READY_TIMEOUT_SECONDS', get('RL_API_READY_TIMEOUT_SECONDS') ?? '60', 1),
-      trainer: parseSeconds('RL_TRAINER_READY_TIMEOUT_SECONDS', get('RL_TRAINER_READY_TIMEOUT_SECONDS') ?? '600', 1),
-      env: parseSeconds('RL_ENV_READY_TIMEOUT_SECONDS', get('RL_ENV_READY_TIMEOUT_SECONDS') ?? '120', 1),
-    },
-    introspectTimeoutSeconds: parseSeconds('RL_INTROSPECT_TIMEOUT_SECONDS', get('RL_INTROSPECT_TIMEOUT_SECONDS') ?? '60', 1),
+    ...timings(src),
     secrets: {
-      tinkerApiKey: get('TINKER_API_KEY'),
-      wandbApiKey: get('WANDB_API_KEY'),
-      openrouterApiKey: get('OPENROUTER_API_KEY'),
+      tinkerApiKey: src.get('TINKER_API_KEY'),
+      wandbApiKey: src.get('WANDB_API_KEY'),
+      openrouterApiKey: src.get('OPENROUTER_API_KEY'),
     },
     wandb: {
-      entity: get('WANDB_ENTITY'),
-      project: get('WANDB_PROJECT') ?? 'atropos-tinker',
+      entity: src.get('WANDB_ENTITY'),
+      project: src.get('WANDB_PROJECT') ?? 'atropos-tinker',
       baseUrl,
-      timeoutSeconds: parseSeconds('RL_WANDB_TIMEOUT_SECONDS', get('RL_WANDB_TIMEOUT_SECONDS') ?? '20', 1),
+      timeoutSeconds: seconds(src, 'RL_WANDB_TIMEOUT_SECONDS', '20', 1),
     },
-    logLevel,
+    logLevel: level,
     locked,
-    configFile: configPath ? resolve(cwd, configPath) : undefined,
+    configFile: src.configFile,
     processEnv: { ...env },
   };
 }

@@ -14,7 +14,7 @@ import { UserError } from '../../core/errors.js';
 import type { CoreServices } from '../../core/services.js';
 import type { Settings } from '../../core/settings.js';
 
-export type { DiscoveredEnvironment, DiscoveryReport };
+export type { DiscoveredEnvironment };
 
 /** The directories scanned, in order: the checkout's environments folder, then RL_ENVIRONMENTS_DIRS. */
 export function environmentDirs(settings: Settings): string[] {

@@ -1,6 +1,6 @@
 /**
- * The `<env file> process` command of one model (tinker-atropos.md §2.3-2.5) and the private
- * YAML that carries the endpoint key: the key never reaches argv (W12), where any local user
+ * The `<env file> process` command of one model and the private
+ * YAML that carries the endpoint key: the key never reaches argv, where any local user
  * could read it through `ps` or /proc/<pid>/cmdline.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -2,7 +2,7 @@
  * One `<env file> process` child: its output streamed line by line through the secret
  * redactor into its log file (atroposlib prints the resolved server config, api_key included),
  * its own deadline, and its whole process group stopped on timeout, cancellation or server exit.
- * Hermes only killed the child on its own timeout, so a cancelled call left it running (W14).
+ * Hermes only killed the child on its own timeout, so a cancelled call left it running.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { execa } from 'execa';

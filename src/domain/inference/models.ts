@@ -1,6 +1,6 @@
 /**
  * Which models a test runs. Hermes kept only the known ids when a list mixed known and custom
- * ones (W14: custom models silently dropped); here every requested id is tested exactly once.
+ * ones (custom models were silently dropped); here every requested id is tested exactly once.
  */
 export interface TestModel {
   id: string;

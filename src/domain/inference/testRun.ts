@@ -1,7 +1,7 @@
 /**
  * One inference test: every requested model run through `<env file> process` against the
  * endpoint, a few at a time, each in its own files under RL_HOME/inference_tests/<test_id>/.
- * The test lives on between tool calls, so a call can return while it runs (W14: one Hermes
+ * The test lives on between tool calls, so a call can return while it runs (one Hermes
  * call could last 3 x 600 s, far beyond what any client waits).
  */
 import { EventEmitter } from 'node:events';

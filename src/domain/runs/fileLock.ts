@@ -44,12 +44,6 @@ export class FileLock {
 
   constructor(readonly path: string) {}
 
-  /** The holder, if its process is still alive. */
-  liveHolder(): LockHolder | undefined {
-    const holder = readHolder(this.path);
-    return holder && isSameProcess(holder.pid, holder.start_time) ? holder : undefined;
-  }
-
   /** True while the lock file names this lock object. */
   isHeld(): boolean {
     return readHolder(this.path)?.token === this.token;

@@ -11,7 +11,7 @@ import { lockedEnvValues } from '../config/selection.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 
-/** What a run needs from the session's selection (Session.requireSelection()). */
+/** What a run needs from the selected environment and its config (ConfigSelection.requireSelection()). */
 export interface RunSelection {
   environment: { name: string; file_path: string };
   /** Current values of the non-locked env fields; null = unset. */
@@ -46,7 +46,7 @@ export function buildRunConfig(settings: Settings, selection: RunSelection, runI
   const locked = lockedEnvValues(settings);
   const env: Record<string, JsonValue> = { ...locked };
   for (const [field, value] of Object.entries(selection.values)) {
-    // Locked wins even if a session value slipped in (e.g. rollout_server_url from config_init()).
+    // Locked wins even if an edited value slipped in (e.g. rollout_server_url from config_init()).
     if (value !== null && !(field in locked)) env[field] = value;
   }
   const envName = selection.environment.name;

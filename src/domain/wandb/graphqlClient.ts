@@ -74,10 +74,6 @@ export class GraphQLClient {
     this.authorization = `Basic ${Buffer.from(`api:${opts.apiKey}`).toString('base64')}`;
   }
 
-  get endpoint(): string {
-    return this.opts.endpoint;
-  }
-
   /** The `data` of a successful answer; throws WandbError once retries and budget are used up. */
   async query<T>(doc: GraphQLDocument, variables: Record<string, unknown>, budget: CallBudget): Promise<T> {
     for (let attempt = 0; ; attempt++) {

@@ -1,6 +1,6 @@
 /**
- * The metrics an agent gets, read from the keys tinker-atropos and atroposlib really log
- * (tinker-atropos.md §1.5), not the ones Hermes guessed (`train/reward_mean`, unprefixed accuracy).
+ * The metrics an agent gets, read from the keys tinker-atropos and atroposlib really log,
+ * not the ones Hermes guessed (`train/reward_mean`, unprefixed accuracy).
  */
 import type { JsonValue } from '../../core/json.js';
 import { ENV_EVAL_ACCURACY, ENV_TRAIN_ACCURACY, findEnvMetric, mainRun, type RunGroup } from './groupRuns.js';

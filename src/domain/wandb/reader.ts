@@ -17,8 +17,6 @@ import { finalMetrics, type StatusMetrics, statusMetrics, TRAINER_LEARNING_RATE,
 import { SPARKLINE_WIDTH, sparkline } from './sparkline.js';
 import { appUrlFromApiUrl, graphqlEndpoint, runUrl } from './urls.js';
 
-export type { StatusMetrics } from './metrics.js';
-export type { MetricNumber } from './tolerantJson.js';
 export { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from './history.js';
 
 /** The part of a run record the reader needs (a RunRecord satisfies it). */

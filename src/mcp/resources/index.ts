@@ -38,33 +38,57 @@ export function registerResources(server: McpServer, runtime: Runtime, watchOpti
   ];
   const watcher = new ChangeWatcher(runtime.logger, watchOptions);
   const subscriptions = new Subscriptions(server, runtime, watcher, kinds);
+  const watchRunList = runListWatch(server, ctx, watcher);
+  for (const kind of kinds) registerKind(server, runtime, kind, watchRunList);
+  handleSubscriptions(server, runtime, subscriptions);
 
-  // New runs change resources/list; the watch starts with the first listing (a client that
-  // never lists has no use for list_changed).
-  let runListWatch: Promise<void> | undefined;
-  const watchRunList = (): Promise<void> =>
-    (runListWatch ??= mkdir(ctx.runs.root, { recursive: true }).then(() => {
+  const close = (): void => {
+    subscriptions.close();
+    watcher.close();
+  };
+  closeWithServer(server, runtime, close);
+  return {
+    get subscriptions() {
+      return subscriptions.size;
+    },
+    get watchedDirectories() {
+      return watcher.watchedDirectories;
+    },
+    close,
+  };
+}
+
+/**
+ * New runs change resources/list; the watch starts with the first listing (a client that never
+ * lists has no use for list_changed). The function returned starts it, once.
+ */
+function runListWatch(server: McpServer, ctx: ResourceContext, watcher: ChangeWatcher): () => Promise<void> {
+  let started: Promise<void> | undefined;
+  return () =>
+    (started ??= mkdir(ctx.runs.root, { recursive: true }).then(() => {
       watcher.watch({
         dir: ctx.runs.root,
         signature: async () => (await ctx.runs.ids()).sort().join(','),
         onChange: () => server.sendResourceListChanged(),
       });
     }));
+}
 
-  for (const kind of kinds) {
-    const list = kind.list;
-    const template = new ResourceTemplate(kind.template, {
-      list: list && (() => answering(runtime, kind.template, async () => {
-        await watchRunList();
-        return { resources: await list() };
-      })),
-      complete: kind.complete,
-    });
-    server.registerResource(kind.name, template, { title: kind.title, description: kind.description, mimeType: kind.mimeType }, (uri, vars) =>
-      answering(runtime, uri.href, () => kind.read(uri, vars)),
-    );
-  }
+function registerKind(server: McpServer, runtime: Runtime, kind: ResourceKind, beforeList: () => Promise<void>): void {
+  const list = kind.list;
+  const template = new ResourceTemplate(kind.template, {
+    list: list && (() => answering(runtime, kind.template, async () => {
+      await beforeList();
+      return { resources: await list() };
+    })),
+    complete: kind.complete,
+  });
+  server.registerResource(kind.name, template, { title: kind.title, description: kind.description, mimeType: kind.mimeType }, (uri, vars) =>
+    answering(runtime, uri.href, () => kind.read(uri, vars)),
+  );
+}
 
+function handleSubscriptions(server: McpServer, runtime: Runtime, subscriptions: Subscriptions): void {
   server.server.setRequestHandler(SubscribeRequestSchema, (request) =>
     answering(runtime, request.params.uri, async () => {
       await subscriptions.subscribe(request.params.uri);
@@ -77,24 +101,14 @@ export function registerResources(server: McpServer, runtime: Runtime, watchOpti
       return {};
     }),
   );
+}
 
-  const close = (): void => {
-    subscriptions.close();
-    watcher.close();
-  };
+/** The watches end with the runtime or with the connection, whichever closes first. */
+function closeWithServer(server: McpServer, runtime: Runtime, close: () => void): void {
   runtime.onClose(close);
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {
     previousOnClose?.();
     close();
-  };
-  return {
-    get subscriptions() {
-      return subscriptions.size;
-    },
-    get watchedDirectories() {
-      return watcher.watchedDirectories;
-    },
-    close,
   };
 }

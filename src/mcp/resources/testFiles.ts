@@ -55,25 +55,41 @@ async function filesOf(testDir: string): Promise<string[]> {
   return found;
 }
 
+/** The file a URI names, checked: a served kind, inside a test that exists. It need not exist yet. */
+async function locate(root: string, vars: Variables): Promise<TestFile> {
+  const testId = safeName(variable(vars, 'test_id'), 'inference test id', TEST_ID_PATTERN, '8 lowercase hex characters');
+  const segments = safeSegments(variable(vars, 'file'), 'inference test file');
+  const file = segments.join('/');
+  const mimeType = mimeTypeOf(file);
+  if (!mimeType) {
+    throw new UserError(`Refused inference test file '${file}': only ${Object.keys(MIME_TYPES).join(', ')} files of a test are served.`, { served: Object.keys(MIME_TYPES) });
+  }
+  const realTest = await realChildDir(root, testId, 'inference test');
+  if (realTest === undefined) {
+    throw new NotFoundError(`Inference test '${testId}' not found in ${root}. Start one with rl_test_inference, or see resources/list for recent tests.`, { test_id: testId });
+  }
+  return { testId, file, path: join(root, testId, ...segments), mimeType, realTest };
+}
+
+/** The served files of the most recent tests, newest test first. */
+async function recentTestFiles(root: string): Promise<Resource[]> {
+  const ids = await namedSubdirs(root, TEST_ID_PATTERN);
+  const dated = await Promise.all(ids.map(async (id) => ({ id, mtime: await stat(join(root, id)).then((s) => s.mtimeMs, () => 0) })));
+  const recent = dated.sort((a, b) => b.mtime - a.mtime).slice(0, LISTED_TESTS);
+  const listed = await Promise.all(
+    recent.map(async ({ id }) =>
+      (await filesOf(join(root, id))).map((file): Resource => ({
+        uri: inferenceTestFileUri(id, file),
+        name: `inference_tests/${id}/${file}`,
+        mimeType: mimeTypeOf(file),
+      })),
+    ),
+  );
+  return listed.flat();
+}
+
 export function inferenceTestFileResource(ctx: ResourceContext): ResourceKind {
   const root = inferenceTestsRoot(ctx.runtime.settings.home);
-
-  async function locate(vars: Variables): Promise<TestFile> {
-    const testId = safeName(variable(vars, 'test_id'), 'inference test id', TEST_ID_PATTERN, '8 lowercase hex characters');
-    const rawFile = variable(vars, 'file');
-    const segments = safeSegments(rawFile, 'inference test file');
-    const file = segments.join('/');
-    const mimeType = mimeTypeOf(file);
-    if (!mimeType) {
-      throw new UserError(`Refused inference test file '${file}': only ${Object.keys(MIME_TYPES).join(', ')} files of a test are served.`, { served: Object.keys(MIME_TYPES) });
-    }
-    const realTest = await realChildDir(root, testId, 'inference test');
-    if (realTest === undefined) {
-      throw new NotFoundError(`Inference test '${testId}' not found in ${root}. Start one with rl_test_inference, or see resources/list for recent tests.`, { test_id: testId });
-    }
-    return { testId, file, path: join(root, testId, ...segments), mimeType, realTest };
-  }
-
   return {
     name: 'inference-test-file',
     template: TEMPLATES.inferenceTestFile,
@@ -82,24 +98,10 @@ export function inferenceTestFileResource(ctx: ResourceContext): ResourceKind {
       'A file written by rl_test_inference: per-model JSONL groups and process logs, result.json. ' +
       'Long files show their last 256 KiB; page with ?offset=&length=.',
     mimeType: 'text/plain',
-    async list() {
-      const ids = await namedSubdirs(root, TEST_ID_PATTERN);
-      const dated = await Promise.all(ids.map(async (id) => ({ id, mtime: await stat(join(root, id)).then((s) => s.mtimeMs, () => 0) })));
-      const recent = dated.sort((a, b) => b.mtime - a.mtime).slice(0, LISTED_TESTS);
-      const listed = await Promise.all(
-        recent.map(async ({ id }) =>
-          (await filesOf(join(root, id))).map((file): Resource => ({
-            uri: inferenceTestFileUri(id, file),
-            name: `inference_tests/${id}/${file}`,
-            mimeType: mimeTypeOf(file),
-          })),
-        ),
-      );
-      return listed.flat();
-    },
+    list: () => recentTestFiles(root),
     complete: { test_id: async (prefix) => completeFrom(await namedSubdirs(root, TEST_ID_PATTERN), prefix) },
     async read(uri, vars) {
-      const found = await locate(vars);
+      const found = await locate(root, vars);
       const page = requestedPage(uri);
       const real = await realFileWithin(found.realTest, found.path, `inference test file ${found.file}`);
       if (real === undefined) {
@@ -111,7 +113,7 @@ export function inferenceTestFileResource(ctx: ResourceContext): ResourceKind {
       return { contents: [{ uri: uri.href, mimeType: found.mimeType, text: window.text, _meta: window.meta }] };
     },
     async watch(vars) {
-      const found = await locate(vars);
+      const found = await locate(root, vars);
       await realFileWithin(found.realTest, found.path, `inference test file ${found.file}`);
       return fileWatch(found.path);
     },

@@ -32,9 +32,9 @@ export const rlEditConfig = defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handler({ field, value }, { runtime }) {
-    const { session } = runtime;
-    const stored = session.edit(field, value as JsonValue);
-    const { values, wandbProject } = session.requireSelection();
+    const { selection } = runtime;
+    const stored = selection.edit(field, value as JsonValue);
+    const { values, wandbProject } = selection.requireSelection();
     return { message: `Updated ${field} = ${JSON.stringify(stored)}`, field, value: stored, config: values, wandb_project: wandbProject };
   },
 });

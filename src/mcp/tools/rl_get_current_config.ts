@@ -28,9 +28,9 @@ export const rlGetCurrentConfig = defineTool({
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handler(_args, { runtime }) {
-    const { session } = runtime;
-    const { environment, introspection, wandbProject } = session.requireSelection();
-    const { editable, locked } = session.describe();
+    const { selection } = runtime;
+    const { environment, introspection, wandbProject } = selection.requireSelection();
+    const { editable, locked } = selection.describe();
     return {
       environment: environment.name,
       introspection,

@@ -32,7 +32,7 @@ export const rlSelectEnvironment = defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler({ name }, { runtime, signal }) {
-    const { config, notes } = await runtime.session.select(name, signal);
+    const { config, notes } = await runtime.selection.select(name, signal);
     const { environment, introspection, import_error } = config;
     const editable = Object.keys(config.values).length;
     const source =

@@ -114,10 +114,10 @@ export const rlTestInference = defineTool({
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async handler(args, ctx) {
-    const { inferenceTests, session } = ctx.runtime;
+    const { inferenceTests, selection } = ctx.runtime;
     const wait = { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress };
     if (args.test_id !== undefined) return inferenceTests.waitFor(args.test_id, wait);
-    const { environment } = session.requireSelection();
+    const { environment } = selection.requireSelection();
     return inferenceTests.startAndWait({ ...args, environment }, wait);
   },
 });

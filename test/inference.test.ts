@@ -168,7 +168,7 @@ test('rates round like Hermes (Python round: an exact tie goes to the even thous
     [
       { model: 'a', ...a },
       { model: 'b', ...b },
-      { model: 'c', steps_tested: 0, accuracy: 0 },
+      { model: 'c', steps_tested: 0, accuracy: 0, steps: [] },
     ],
     3,
     '/out',

@@ -58,6 +58,3 @@ export function classifyDroppedGroups(ctx: FailureContext, failedGroups: number)
       'GRPO learns nothing from such groups. Try a model nearer the task\'s difficulty, or other environment settings. See log_file.',
   };
 }
-
-/** Scores of a group vary: the group carries a learning signal. */
-export const isVaried = (scores: readonly number[]): boolean => scores.some((s) => s !== scores[0]);

@@ -93,17 +93,30 @@ export interface TestSummary {
   models_succeeded: number;
   best_model: string | null;
   avg_accuracy: number;
+  /** True when some model produced a group whose scores vary: a group GRPO can learn from. */
   environment_working: boolean;
+  /** Why the environment is not working, when it is not. */
+  environment_problem?: string;
   output_directory: string;
+}
+
+/** Scores of a group vary: the group carries a learning signal. */
+export const isVaried = (scores: readonly number[]): boolean => scores.some((s) => s !== scores[0]);
+
+function environmentProblem(models: readonly { steps_tested: number; steps: readonly { scores: readonly number[] }[] }[]): string | undefined {
+  if (models.some((m) => m.steps.some((s) => isVaried(s.scores)))) return undefined;
+  if (!models.some((m) => m.steps_tested > 0)) return 'No model produced a usable group: see each model\'s error.';
+  return 'Every group any model produced scored the same for all its completions (all right or all wrong): GRPO learns nothing from such groups. Test models nearer the task\'s difficulty, or a larger group_size.';
 }
 
 /** A model worked when it produced at least one group (Hermes: steps_tested > 0). */
 export function summarize(
-  models: readonly { model: string; steps_tested: number; accuracy: number }[],
+  models: readonly { model: string; steps_tested: number; accuracy: number; steps: readonly { scores: readonly number[] }[] }[],
   stepsRequested: number,
   outputDirectory: string,
 ): TestSummary {
   const working = models.filter((m) => m.steps_tested > 0);
+  const problem = environmentProblem(models);
   // First of the best wins a tie, as Python's max() does.
   const best = working.reduce<(typeof working)[number] | undefined>((b, m) => (b === undefined || m.accuracy > b.accuracy ? m : b), undefined);
   return {
@@ -112,7 +125,8 @@ export function summarize(
     models_succeeded: working.length,
     best_model: best?.model ?? null,
     avg_accuracy: working.length > 0 ? round3(working.reduce((n, m) => n + m.accuracy, 0) / working.length) : 0,
-    environment_working: working.length > 0,
+    environment_working: problem === undefined,
+    ...(problem !== undefined ? { environment_problem: problem } : {}),
     output_directory: outputDirectory,
   };
 }

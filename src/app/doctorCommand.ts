@@ -3,7 +3,7 @@
  * Exit code 0 when training could start, 1 otherwise. This is not the MCP mode, so the report
  * goes to the stream it is given (stdout), and logs only to RL_HOME/server.log.
  */
-import { formatDoctorReport, runDoctor } from './doctor.js';
+import { doctorSources, formatDoctorReport, runDoctor } from './doctor.js';
 import { createLogger } from '../core/logger.js';
 import { SecretRedactor } from '../core/redact.js';
 import { Runtime } from './runtime.js';
@@ -14,7 +14,7 @@ export async function doctorCommand(settings: Settings, out: NodeJS.WritableStre
   const logger = createLogger({ level: settings.logLevel, home: settings.home, redactor: new SecretRedactor(secretValues(settings)), stderr: false });
   const runtime = new Runtime(settings, { logger });
   try {
-    const report = await runDoctor(runtime);
+    const report = await runDoctor(doctorSources(runtime));
     await new Promise<void>((resolve, reject) => out.write(runtime.redactor.redact(formatDoctorReport(report, settings)), (err) => (err ? reject(err) : resolve())));
     return report.ready ? 0 : 1;
   } finally {

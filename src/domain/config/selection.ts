@@ -58,6 +58,16 @@ export function lockedEnvValues(settings: Settings): Record<string, JsonValue> {
   return { rollout_server_url: `http://127.0.0.1:${settings.apiPort}`, ...settings.locked.env };
 }
 
+/**
+ * Whether a run uses W&B, decided as its run config will be: the locked value when the operator
+ * fixed one, else the selected config's (when there is a selection); unset means on, as in
+ * BaseEnvConfig. What a start refuses without WANDB_API_KEY and what the doctor requires agree.
+ */
+export function runUsesWandb(settings: Settings, selectedValues?: Record<string, JsonValue>): boolean {
+  const value = Object.hasOwn(settings.locked.env, 'use_wandb') ? settings.locked.env.use_wandb : selectedValues?.use_wandb;
+  return value !== false;
+}
+
 function timestamp(date: Date): string {
   const pad = (n: number): string => String(n).padStart(2, '0');
   return `${date.getFullYear()}${pad(date.getMonth() + 1)}${pad(date.getDate())}-${pad(date.getHours())}${pad(date.getMinutes())}${pad(date.getSeconds())}`;

@@ -13,7 +13,7 @@ import { RUN_FILES, RUN_PROCESSES, type RunProcess, startLockPath } from '../../
 import type { CoreServices } from '../../core/services.js';
 import type { Settings } from '../../core/settings.js';
 import { FileLock } from './fileLock.js';
-import { checkInstallation, refuseBusyPorts, refuseMissingKeys, refuseStallingConfig } from './preflight.js';
+import { preflight } from './preflight.js';
 import { isSameProcess } from './processTable.js';
 import { statusWindow, type WindowDecision } from './rateLimit.js';
 import { emptyProcess, isActive, isDamaged, newRunId, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
@@ -240,11 +240,7 @@ export class RunManager {
     let runId = newRunId();
     while (this.store.exists(runId)) runId = newRunId();
     const { config, names } = buildRunConfig(settings, selection, runId);
-    refuseStallingConfig(config.env);
-    refuseMissingKeys(settings, names.use_wandb);
-    const install = await checkInstallation(settings, signal);
-    await refuseBusyPorts(settings);
-    signal?.throwIfAborted();
+    const install = await preflight(settings, selection, config.env, signal);
 
     const dir = this.store.dir(runId);
     const configPath = join(dir, RUN_FILES.config);

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { UserError } from '../../core/errors.js';
 import type { SecretRedactor } from '../../core/redact.js';
-import { lockedEnvValues } from '../config/selection.js';
+import { lockedEnvValues, runUsesWandb } from '../config/selection.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 
@@ -73,7 +73,7 @@ export function buildRunConfig(settings: Settings, selection: RunSelection, runI
       wandb_run_name: wandbRunName,
       trainer_wandb_run_name: `${wandbRunName}-trainer-${WANDB_RUN_SUFFIX}`,
       wandb_name: env.wandb_name as string,
-      use_wandb: env.use_wandb !== false,
+      use_wandb: runUsesWandb(settings, selection.values),
     },
   };
 }

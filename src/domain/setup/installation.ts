@@ -1,7 +1,7 @@
 /**
- * Where the pieces of a tinker-atropos install are: the interpreter (and its version), the
- * Atropos `run-api` entry point and `launch_training.py`. Each lookup fails with a UserError that
- * says where it looked and what to set, so rl_start_training and a doctor tool can both use them.
+ * Where the pieces of a tinker-atropos install are: the interpreter (its version and what it
+ * imports), the Atropos `run-api` entry point and `launch_training.py`. Each lookup fails with a
+ * UserError that says where it looked and what to set; requirements.ts turns them into checks.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
@@ -75,24 +75,65 @@ export function findLaunchTraining(settings: Settings): string {
   });
 }
 
-/** Runs RL_PYTHON to read its version; UserError when it cannot be run. */
-export async function pythonVersion(settings: Settings, signal?: AbortSignal): Promise<PythonVersion> {
-  const result = await execa(settings.python, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], {
+/** The modules a start needs RL_PYTHON to import. */
+export const PROBED_MODULES = ['atroposlib', 'tinker'] as const;
+export type ProbedModule = (typeof PROBED_MODULES)[number];
+
+/**
+ * What one launch of RL_PYTHON says: its version, and for each probed module null (importable)
+ * or the first line of its import error. Not runnable: the reason, as a sentence with the fix.
+ */
+export type InterpreterProbe =
+  | { runnable: true; version: PythonVersion; imports: Record<ProbedModule, string | null> }
+  | { runnable: false; message: string };
+
+// The version goes out first and flushed, on a line of its own: an import that hangs until the
+// timeout, or an old interpreter that fails on the rest, still tells its version.
+const INTERPRETER_PROBE = `
+import importlib, json, sys
+print("%d.%d.%d" % sys.version_info[:3], flush=True)
+out = {}
+for name in ${JSON.stringify(PROBED_MODULES)}:
+    try:
+        importlib.import_module(name)
+        out[name] = None
+    except BaseException as exc:
+        out[name] = (type(exc).__name__ + ": " + str(exc)).splitlines()[0]
+print(json.dumps(out))
+`;
+
+function importErrors(stdout: string, fallback: string): Record<ProbedModule, string | null> {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+  } catch {
+    // No answer (the probe died or hung): every module gets the fallback.
+  }
+  const parsed = typeof answer === 'object' && answer !== null ? (answer as Record<string, string | null>) : {};
+  return Object.fromEntries(PROBED_MODULES.map((name) => [name, name in parsed ? parsed[name]! : fallback])) as Record<ProbedModule, string | null>;
+}
+
+/** Launches RL_PYTHON once to read its version and try the imports a run needs. */
+export async function probeInterpreter(settings: Settings, signal?: AbortSignal): Promise<InterpreterProbe> {
+  const result = await execa(settings.python, ['-c', INTERPRETER_PROBE], {
     cwd: settings.root,
     env: childEnv(settings.processEnv),
     extendEnv: false,
     reject: false,
-    timeout: 30_000,
+    timeout: settings.introspectTimeoutSeconds * 1000,
     cancelSignal: signal,
   });
-  const match = /^(\d+)\.(\d+)\.\d+$/.exec(result.stdout.trim());
-  if (result.failed || !match) {
-    const reason = result.code ?? (result.timedOut ? 'timed out' : result.stderr.trim().split('\n').at(-1) || `exit code ${result.exitCode}`);
-    throw new UserError(`RL_PYTHON=${settings.python} cannot be run (${reason}). Set RL_PYTHON to a Python ${MIN_PYTHON.join('.')}+ interpreter with atroposlib and tinker-atropos installed (e.g. <tinker-atropos>/.venv/bin/python).`, {
-      python: settings.python,
-    });
+  const lastError = result.stderr.trim().split('\n').at(-1) || `exit code ${result.exitCode}`;
+  const match = /^(\d+)\.(\d+)\.\d+$/.exec(result.stdout.trim().split('\n')[0] ?? '');
+  if (!match) {
+    const reason = result.code ?? (result.timedOut ? 'timed out' : lastError);
+    return {
+      runnable: false,
+      message: `RL_PYTHON=${settings.python} cannot be run (${reason}). Set RL_PYTHON to a Python ${MIN_PYTHON.join('.')}+ interpreter with atroposlib and tinker-atropos installed (e.g. <tinker-atropos>/.venv/bin/python).`,
+    };
   }
-  return { version: match[0], major: Number(match[1]), minor: Number(match[2]) };
+  const version = { version: match[0], major: Number(match[1]), minor: Number(match[2]) };
+  return { runnable: true, version, imports: importErrors(result.stdout, result.timedOut ? 'timed out' : `the import probe gave no answer (${lastError})`) };
 }
 
 export function isSupportedPython(v: PythonVersion): boolean {

@@ -1,6 +1,6 @@
 /** rl_doctor: every requirement for training, each failure with its fix (not a Hermes tool). */
 import { z } from 'zod';
-import { runDoctor } from '../../app/doctor.js';
+import { doctorSources, runDoctor } from '../../app/doctor.js';
 import { defineTool } from './define.js';
 
 export const rlDoctor = defineTool({
@@ -27,5 +27,5 @@ export const rlDoctor = defineTool({
   }),
   // Reads only; it asks W&B who owns the key, hence open-world.
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-  handler: (_args, { runtime, signal }) => runDoctor(runtime, signal),
+  handler: (_args, { runtime, signal }) => runDoctor(doctorSources(runtime), signal),
 });

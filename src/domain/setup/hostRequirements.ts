@@ -1,0 +1,126 @@
+/**
+ * The requirements on the server's host and environment: the keys (never their values), a
+ * writable RL_HOME, the two fixed ports, and (for the doctor) W&B accepting the key.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isPortFree } from '../../core/ports.js';
+import { always, met, never, unmet, type Outcome, type Requirement, type StartContext } from './requirement.js';
+
+const WHERE = 'Add it to the MCP server environment (the env block of the client config, or the shell that starts the server) and restart the server.';
+
+export const TINKER_API_KEY: Requirement = {
+  check: 'TINKER_API_KEY',
+  required: always,
+  atStart: true,
+  evaluate: ({ settings }) =>
+    settings.secrets.tinkerApiKey
+      ? met('set')
+      : unmet('not set (the trainer needs it)', `TINKER_API_KEY is not set: the trainer needs it to train on Tinker (keys: https://tinker-console.thinkingmachines.ai/keys). ${WHERE}`, { missing: 'TINKER_API_KEY' }),
+};
+
+function missingWandbKey({ settings, useWandb }: StartContext): Outcome {
+  if (!useWandb) {
+    return unmet('not set (only for metrics: use_wandb is false)', `WANDB_API_KEY is not set: this run does not log to W&B (use_wandb is false), but no metrics can be read back without it (keys: https://wandb.ai/authorize). ${WHERE}`, {
+      missing: 'WANDB_API_KEY',
+    });
+  }
+  const off = Object.hasOwn(settings.locked.env, 'use_wandb')
+    ? 'An operator can instead lock env.use_wandb: false in the RL_MCP_CONFIG file.'
+    : "Or run without W&B: rl_edit_config('use_wandb', false).";
+  return unmet(
+    'not set (use_wandb is true: the trainer fails without W&B)',
+    `WANDB_API_KEY is not set while use_wandb is true: the upstream trainer crashes when W&B cannot log in, and metrics could not be read back (keys: https://wandb.ai/authorize). ${WHERE} (${off})`,
+    { missing: 'WANDB_API_KEY' },
+  );
+}
+
+export const WANDB_API_KEY: Requirement = {
+  check: 'WANDB_API_KEY',
+  required: ({ useWandb }) => useWandb,
+  atStart: true,
+  evaluate: (ctx) => (ctx.settings.secrets.wandbApiKey ? met('set') : missingWandbKey(ctx)),
+};
+
+export const OPENROUTER_API_KEY: Requirement = {
+  check: 'OPENROUTER_API_KEY',
+  required: never,
+  atStart: false,
+  evaluate: ({ settings }) =>
+    settings.secrets.openrouterApiKey
+      ? met('set')
+      : unmet(
+          'not set (needed only by rl_test_inference with its default endpoint)',
+          `OPENROUTER_API_KEY is not set: rl_test_inference needs it for its default endpoint (OpenRouter). ${WHERE} Or give rl_test_inference another base_url and api_key_env.`,
+          { missing: 'OPENROUTER_API_KEY' },
+        ),
+};
+
+export const RL_HOME: Requirement = {
+  check: 'RL_HOME',
+  required: always,
+  atStart: true,
+  evaluate({ settings: { home } }) {
+    const probe = join(home, `.writable-${randomBytes(4).toString('hex')}`);
+    try {
+      writeFileSync(probe, '');
+      rmSync(probe);
+      return met(`${home} is writable`);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      return unmet(`${home} is not writable (${code})`, `RL_HOME (${home}) is not writable (${code}): every run keeps its record and logs there. Point RL_HOME at a writable directory.`, {
+        setting: 'RL_HOME',
+      });
+    }
+  },
+};
+
+/** One probe for both ports: bound on `host` as the process that needs the port binds it. */
+async function portOutcome(ctx: StartContext, host: string, port: number, message: string, setting: string): Promise<Outcome> {
+  if (await isPortFree(port, host)) return met(`${host}:${port} is free`);
+  const active = ctx.activeRuns?.() ?? [];
+  const holder = active.length > 0 ? ` (run ${active[0]} is active; stop it with rl_stop_training)` : '';
+  return unmet(`${host}:${port} is in use${holder}`, message, { port, setting });
+}
+
+/** run-api is started with --host 127.0.0.1, so that is the address its port must be free on. */
+export const API_PORT: Requirement = {
+  check: 'api port',
+  required: always,
+  atStart: true,
+  evaluate: (ctx) => {
+    const port = ctx.settings.apiPort;
+    const message = `Port ${port} (RL_API_PORT, for the Atropos API) is in use on 127.0.0.1. Stop whatever listens there (perhaps a run-api left over from an earlier run: lsof -i :${port}) or set RL_API_PORT to a free port.`;
+    return portOutcome(ctx, '127.0.0.1', port, message, 'RL_API_PORT');
+  },
+};
+
+/**
+ * The upstream trainer binds its inference server on all interfaces (0.0.0.0): a listener on any
+ * one address, another interface's included, makes that bind fail, and only a probe on 0.0.0.0
+ * sees them all (one on 127.0.0.1 misses a listener on the machine's network address).
+ */
+export const INFERENCE_PORT: Requirement = {
+  check: 'inference port',
+  required: always,
+  atStart: true,
+  evaluate: (ctx) => {
+    const port = ctx.settings.inferencePort;
+    const message = `Port ${port} (RL_INFERENCE_PORT, for the trainer's inference server) is in use. The upstream trainer hard-codes its inference port (8001), so only one training run can use this host at a time: stop the process holding the port (lsof -i :${port}), e.g. a trainer left over from an earlier run.`;
+    return portOutcome(ctx, '0.0.0.0', port, message, 'RL_INFERENCE_PORT');
+  },
+};
+
+/** Doctor only, and only with a key (WANDB_API_KEY's check says when it is missing): a start does not call W&B. */
+export const WANDB_ACCESS: Requirement = {
+  check: 'W&B',
+  required: ({ useWandb }) => useWandb,
+  atStart: false,
+  async evaluate({ settings, signal, checkWandbAccess }) {
+    if (!settings.secrets.wandbApiKey) return undefined;
+    const { entity, wandb_error } = await checkWandbAccess(signal);
+    if (wandb_error === undefined) return met(`${settings.wandb.baseUrl} accepts the key (entity ${entity})`);
+    return unmet(wandb_error, `${wandb_error}. Check WANDB_API_KEY and WANDB_BASE_URL, and that this host can reach W&B.`);
+  },
+};

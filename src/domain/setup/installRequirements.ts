@@ -1,0 +1,94 @@
+/**
+ * The requirements on the tinker-atropos install: the trainer script, the Atropos API server, an
+ * interpreter new enough that imports atroposlib and tinker, and (for the doctor) environments.
+ */
+import { UserError } from '../../core/errors.js';
+import { findLaunchTraining, findRunApi, isSupportedPython, MIN_PYTHON, type ProbedModule } from './installation.js';
+import { always, lookup, met, unmet, type Outcome, type Requirement } from './requirement.js';
+
+export const LAUNCH_TRAINING: Requirement = {
+  check: 'launch_training.py',
+  required: always,
+  atStart: true,
+  evaluate: ({ settings }) => lookup(() => findLaunchTraining(settings)),
+};
+
+export const RUN_API: Requirement = {
+  check: 'run-api',
+  required: always,
+  atStart: true,
+  evaluate: ({ settings }) => lookup(() => findRunApi(settings)),
+};
+
+const MIN_VERSION = MIN_PYTHON.join('.');
+
+export const PYTHON: Requirement = {
+  check: 'python',
+  required: always,
+  atStart: true,
+  async evaluate({ settings, interpreter }) {
+    const probe = await interpreter();
+    const { python } = settings;
+    if (!probe.runnable) return unmet(`RL_PYTHON=${python} cannot be run`, probe.message, { python });
+    const { version } = probe.version;
+    if (!isSupportedPython(probe.version)) {
+      return unmet(
+        `Python ${version} (${python}) is too old`,
+        `RL_PYTHON (${python}) is Python ${version}; tinker-atropos and atroposlib need Python ${MIN_VERSION} or newer. Point RL_PYTHON at a ${MIN_VERSION}+ interpreter (e.g. <tinker-atropos>/.venv/bin/python).`,
+        { python, python_version: version },
+      );
+    }
+    return met(`Python ${version} (${python})`);
+  },
+};
+
+function importable(module: ProbedModule): Requirement {
+  return {
+    check: module,
+    required: always,
+    atStart: true,
+    async evaluate({ settings, interpreter }) {
+      const probe = await interpreter();
+      const { python } = settings;
+      if (!probe.runnable) return unmet('not checked: no interpreter', `${module} was not checked: RL_PYTHON (${python}) cannot be run. Fix the python check first.`, { python });
+      const error = probe.imports[module];
+      if (error === null) return met('importable');
+      return unmet(
+        `not importable: ${error}`,
+        `RL_PYTHON (${python}) cannot import ${module} (${error}). Install tinker-atropos into RL_PYTHON's environment: cd <tinker-atropos> && ${python} -m pip install -e . (it pulls atroposlib and tinker; git-lfs is needed).`,
+        { python, module, import_error: error },
+      );
+    },
+  };
+}
+
+export const ATROPOSLIB = importable('atroposlib');
+export const TINKER = importable('tinker');
+
+const LISTED_ENVIRONMENTS = 8;
+
+/** Doctor only: a start already has its environment (or refuses with "No environment selected"). */
+export const ENVIRONMENTS: Requirement = {
+  check: 'environments',
+  required: always,
+  atStart: false,
+  async evaluate({ scanEnvironments }): Promise<Outcome> {
+    let report;
+    try {
+      report = await scanEnvironments();
+    } catch (err) {
+      if (!(err instanceof UserError)) throw err;
+      return unmet('discovery failed', err.message, err.hints);
+    }
+    const { environments, skipped } = report;
+    const skippedNote = skipped.length > 0 ? `; ${skipped.length} file(s) skipped (see rl_list_environments)` : '';
+    if (environments.length === 0) {
+      return unmet(
+        `none found${skippedNote}`,
+        `No Atropos environments found${skippedNote}. Put Atropos environments (BaseEnv subclasses) under <TINKER_ATROPOS_ROOT>/tinker_atropos/environments or add their folder to RL_ENVIRONMENTS_DIRS.`,
+      );
+    }
+    const names = environments.map((e) => e.name).slice(0, LISTED_ENVIRONMENTS).join(', ');
+    return met(`${environments.length} found (${names}${environments.length > LISTED_ENVIRONMENTS ? ', ...' : ''})${skippedNote}`);
+  },
+};

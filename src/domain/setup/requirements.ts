@@ -1,0 +1,65 @@
+/**
+ * Everything training needs, as one list: rl_start_training refuses at the first required
+ * requirement its start checks that is unmet, and the doctor reports them all, with the same
+ * sentence as the fix. One list, so the doctor cannot call a host ready that a start then refuses
+ * (or the other way round): both probe the same addresses and read the same values.
+ */
+import { UserError } from '../../core/errors.js';
+import type { JsonValue } from '../../core/json.js';
+import type { Settings } from '../../core/settings.js';
+import { runUsesWandb } from '../config/selection.js';
+import { API_PORT, INFERENCE_PORT, OPENROUTER_API_KEY, RL_HOME, TINKER_API_KEY, WANDB_ACCESS, WANDB_API_KEY } from './hostRequirements.js';
+import { ATROPOSLIB, ENVIRONMENTS, LAUNCH_TRAINING, PYTHON, RUN_API, TINKER } from './installRequirements.js';
+import { probeInterpreter } from './installation.js';
+import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
+
+/**
+ * In the order a start checks them: what the server's environment lacks, then the install (the
+ * file lookups before the interpreter launch), then RL_HOME and the ports, probed last because
+ * they are the likeliest to change in the meantime.
+ */
+export const REQUIREMENTS: readonly Requirement[] = [
+  TINKER_API_KEY,
+  WANDB_API_KEY,
+  OPENROUTER_API_KEY,
+  LAUNCH_TRAINING,
+  RUN_API,
+  PYTHON,
+  ATROPOSLIB,
+  TINKER,
+  ENVIRONMENTS,
+  RL_HOME,
+  API_PORT,
+  INFERENCE_PORT,
+  WANDB_ACCESS,
+];
+
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= make());
+}
+
+/** What a start's checks read; `selectedValues` are the selected config's values, when there is a selection. */
+export function startContext(settings: Settings, selectedValues: Record<string, JsonValue> | undefined, signal?: AbortSignal): StartContext {
+  return { settings, useWandb: runUsesWandb(settings, selectedValues), signal, interpreter: once(() => probeInterpreter(settings, signal)) };
+}
+
+/** A start: its requirements in order; UserError(message, hints) at the first required one unmet. */
+export async function refuseUnmetRequirements(ctx: StartContext): Promise<void> {
+  for (const requirement of REQUIREMENTS) {
+    if (!requirement.atStart || !requirement.required(ctx)) continue;
+    const outcome = await requirement.evaluate(ctx);
+    if (!outcome.ok) throw new UserError(outcome.message, outcome.hints);
+  }
+}
+
+export type Assessment = Outcome & { check: string; required: boolean };
+
+/** The doctor: every requirement that applies, evaluated at once, reported in the list's order. */
+export async function assessRequirements(ctx: DoctorContext): Promise<Assessment[]> {
+  const outcomes = await Promise.all(REQUIREMENTS.map((r) => r.evaluate(ctx)));
+  return REQUIREMENTS.flatMap((r, i) => {
+    const outcome = outcomes[i];
+    return outcome === undefined ? [] : [{ ...outcome, check: r.check, required: r.required(ctx) }];
+  });
+}

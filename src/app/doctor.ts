@@ -44,7 +44,7 @@ export function doctorSources(runtime: Runtime): DoctorSources {
   return {
     settings: runtime.settings,
     activeRuns: () => runtime.runs.list().flatMap((r) => (!isDamaged(r) && isActive(r.status) ? [r.run_id] : [])),
-    selectedValues: () => runtime.session.current()?.values,
+    selectedValues: () => runtime.selection.current()?.values,
     scanEnvironments: () => runtime.environments.scan(),
     checkWandbAccess: (signal) => runtime.wandb.checkAccess(signal),
   };

@@ -85,6 +85,11 @@ export class ConfigSelection {
     this.introspector = new Introspector(settings, logger);
   }
 
+  /** The selection, or undefined when no environment is selected yet. */
+  current(): SelectedConfig | undefined {
+    return this.selected;
+  }
+
   requireSelection(): SelectedConfig {
     if (!this.selected) throw new UserError('No environment selected. Use rl_select_environment(name) first.');
     return this.selected;

@@ -106,7 +106,7 @@ export class RunManager {
   private starting: Promise<unknown> = Promise.resolve();
   private follow?: NodeJS.Timeout;
   /** Some active run is supervised by another server: the registry is rescanned on every follow tick. */
-  private foreignActive = false;
+  private activeRunsSupervisedElsewhere = false;
   /** The runs root's mtime at the last scan: a run created by another server changes it. */
   private scannedRootMtime = -1;
   private closed = false;
@@ -206,7 +206,7 @@ export class RunManager {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.follow);
-    await Promise.all([...this.supervisors.values()].map((s) => s.close(this.core.settings.stopRunsOnExit)));
+    await Promise.all([...this.supervisors.values()].map((s) => (this.core.settings.stopRunsOnExit ? s.stopForExit() : s.detach())));
   }
 
   // ---- internals -----------------------------------------------------------------------------
@@ -350,14 +350,14 @@ export class RunManager {
   private scanRegistry(initial: boolean): void {
     if (this.closed) return;
     const mtime = statSync(this.store.root, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    if (!initial && !this.foreignActive && mtime === this.scannedRootMtime) return;
+    if (!initial && !this.activeRunsSupervisedElsewhere && mtime === this.scannedRootMtime) return;
     this.scannedRootMtime = mtime;
-    let foreign = false;
+    let supervisedElsewhere = false;
     for (const entry of this.store.list()) {
       if (isDamaged(entry)) continue;
       const active = isActive(entry.status);
-      if ((active || (initial && hasLiveProcess(entry))) && !this.adopt(entry.run_id) && active) foreign = true;
+      if ((active || (initial && hasLiveProcess(entry))) && !this.adopt(entry.run_id) && active) supervisedElsewhere = true;
     }
-    this.foreignActive = foreign;
+    this.activeRunsSupervisedElsewhere = supervisedElsewhere;
   }
 }

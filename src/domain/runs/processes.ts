@@ -55,7 +55,7 @@ export function launchDetached(command: readonly string[], opts: { cwd: string; 
  * Resolves when a process that is not our child (adopted from an earlier server) is gone. Its
  * exit code cannot be known; polling is the only signal. `stop()` ends the polling.
  */
-export function watchForeign(pid: number, startTime: string | null, intervalMs: number): { exited: Promise<ExitInfo>; stop(): void } {
+export function watchAdopted(pid: number, startTime: string | null, intervalMs: number): { exited: Promise<ExitInfo>; stop(): void } {
   let timer: NodeJS.Timeout | undefined;
   const exited = new Promise<ExitInfo>((resolve) => {
     const check = (): void => {

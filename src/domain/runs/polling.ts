@@ -1,0 +1,56 @@
+/**
+ * Waiting by polling, without wasting the poll: a Waker ends a pause early when something happens
+ * (a process exits, a log is written, the supervisor's state changes), and a LogCursor reads only
+ * what a log gained since the last poll.
+ */
+import { open } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+
+/** Wakes waiters on events; a wait also ends at its timeout. */
+export class Waker {
+  private readonly waiters = new Set<() => void>();
+
+  notify(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.waiters.add(done);
+    });
+  }
+}
+
+/** Reads what a log gained since the last read (whole UTF-8 characters only). */
+export class LogCursor {
+  private offset = 0;
+  private readonly decoder = new StringDecoder('utf8');
+
+  constructor(private readonly path: string) {}
+
+  async read(maxBytes = 1024 * 1024): Promise<string> {
+    let handle;
+    try {
+      handle = await open(this.path, 'r');
+    } catch {
+      return '';
+    }
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(maxBytes, size - this.offset);
+      if (length <= 0) return '';
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, this.offset);
+      this.offset += bytesRead;
+      return this.decoder.write(buffer.subarray(0, bytesRead));
+    } finally {
+      await handle.close();
+    }
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The pure rules of a run's life, without a process: the outcome rules (what ends a run, and
+ * how), each start-up stage's readiness, and the supervisor's transition table.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { RunProcess } from '../src/core/home.js';
+import { canTransition, LIFE_STATES, type LifeState, Lifecycle, TRANSITIONS } from '../src/domain/runs/lifecycle.js';
+import { judge, type ProcessEnd, type RunFacts, type Verdict, verdictOf } from '../src/domain/runs/outcome.js';
+import { apiReadiness, atStage, envReadiness, INFERENCE_GRACE_MS, type Readiness, trainerReadiness } from '../src/domain/runs/readiness.js';
+import type { RunRecord } from '../src/domain/runs/record.js';
+import { tempDir } from './helpers/tmp.js';
+
+const running: ProcessEnd = { state: 'running', exit_code: null, signal: null };
+const exit = (exit_code: number): ProcessEnd => ({ state: 'exited', exit_code, signal: null });
+const killed = (signal: string): ProcessEnd => ({ state: 'exited', exit_code: null, signal });
+/** An adopted process that ended while no server watched: no code, no signal. */
+const unseen: ProcessEnd = { state: 'exited', exit_code: null, signal: null };
+const UNKNOWN = 'exit code unknown: it ended while no server supervised it';
+
+interface Row {
+  name: string;
+  processes: Partial<Record<RunProcess, ProcessEnd>>;
+  log?: Partial<RunFacts['trainerLog']>;
+  envLogShowsCrash?: boolean;
+  verdict: Verdict | undefined;
+}
+
+const failed = (error_process: RunProcess, error: string): Verdict => ({ status: 'failed', error, error_process });
+
+const ROWS: Row[] = [
+  { name: 'all running: the run goes on', processes: {}, verdict: undefined },
+  { name: 'still starting: the run goes on', processes: { trainer: { state: 'not_started', exit_code: null, signal: null } }, verdict: undefined },
+  { name: 'a running trainer whose log says complete: goes on until it exits', processes: {}, log: { completed: true }, verdict: undefined },
+  { name: 'trainer exit 0 with Training complete!: completed', processes: { trainer: exit(0) }, log: { completed: true }, verdict: { status: 'completed' } },
+  {
+    name: "'Error in step' at exit 0 after Training complete!: failed",
+    processes: { trainer: exit(0) },
+    log: { completed: true, error_line: 'Error in step 3: boom' },
+    verdict: failed('trainer', "The trainer reported 'Error in step 3: boom' and ended (exit code 0)."),
+  },
+  {
+    name: "'Error during training' at exit 0: failed",
+    processes: { trainer: exit(0) },
+    log: { error_line: 'Error during training' },
+    verdict: failed('trainer', "The trainer reported 'Error during training' and ended (exit code 0)."),
+  },
+  {
+    name: 'Training complete! but killed by SIGKILL: failed',
+    processes: { trainer: killed('SIGKILL') },
+    log: { completed: true },
+    verdict: failed('trainer', "The trainer printed 'Training complete!' but then ended abnormally (killed by SIGKILL); its log tail shows why."),
+  },
+  {
+    name: "trainer exit 1 without 'Training complete!': failed",
+    processes: { trainer: exit(1) },
+    verdict: failed('trainer', "The trainer ended (exit code 1) without printing 'Training complete!'."),
+  },
+  {
+    name: 'trainer exit 0 without Training complete!: failed',
+    processes: { trainer: exit(0) },
+    verdict: failed('trainer', "The trainer ended (exit code 0) without printing 'Training complete!'."),
+  },
+  { name: 'adopted trainer, unknown exit, completed log: completed', processes: { trainer: unseen }, log: { completed: true }, verdict: { status: 'completed' } },
+  {
+    name: 'adopted trainer, unknown exit, no Training complete!: failed',
+    processes: { trainer: unseen },
+    verdict: failed('trainer', `The trainer ended (${UNKNOWN}) without printing 'Training complete!'.`),
+  },
+  { name: 'the API exited: failed', processes: { api: exit(1) }, verdict: failed('api', 'The Atropos API server ended (exit code 1) while the run was active.') },
+  { name: 'the API exited 0: still failed', processes: { api: exit(0) }, verdict: failed('api', 'The Atropos API server ended (exit code 0) while the run was active.') },
+  {
+    name: 'trainer and API both ended badly: the API is reported',
+    processes: { api: killed('SIGTERM'), trainer: exit(1) },
+    verdict: failed('api', 'The Atropos API server ended (killed by SIGTERM) while the run was active.'),
+  },
+  { name: 'a completed trainer outranks an API that ended after it', processes: { api: exit(1), trainer: exit(0) }, log: { completed: true }, verdict: { status: 'completed' } },
+  { name: 'env exit 0: normal, the run goes on', processes: { env: exit(0) }, verdict: undefined },
+  { name: 'env exit 1: failed', processes: { env: exit(1) }, verdict: failed('env', 'The environment ended (exit code 1).') },
+  { name: 'env killed by a signal: failed', processes: { env: killed('SIGKILL') }, verdict: failed('env', 'The environment ended (killed by SIGKILL).') },
+  { name: 'env unknown exit with a traceback: failed', processes: { env: unseen }, envLogShowsCrash: true, verdict: failed('env', `The environment ended (${UNKNOWN}).`) },
+  { name: 'env unknown exit without a traceback: the run goes on', processes: { env: unseen }, verdict: undefined },
+  { name: 'env exit 0 and a completed trainer: completed', processes: { env: exit(0), trainer: exit(0) }, log: { completed: true }, verdict: { status: 'completed' } },
+];
+
+for (const row of ROWS) {
+  test(`outcome: ${row.name}`, () => {
+    const facts: RunFacts = {
+      processes: { api: running, trainer: running, env: running, ...row.processes },
+      trainerLog: { completed: false, error_line: null, ...row.log },
+      envLogShowsCrash: row.envLogShowsCrash ?? false,
+    };
+    assert.deepEqual(verdictOf(facts), row.verdict);
+  });
+}
+
+test('judge reads the trainer log and the tail of an environment log that ended unseen', async () => {
+  const dir = tempDir('rlmcp-outcome-');
+  const logs = { api: join(dir, 'api.log'), trainer: join(dir, 'trainer.log'), env: join(dir, 'env.log') };
+  writeFileSync(logs.trainer, 'Step 1/2\nStep 2/2\nTraining complete!\n');
+  writeFileSync(logs.env, 'Traceback (most recent call last)\n  File "env.py"\nValueError: bad\n');
+  const record = (processes: Partial<Record<RunProcess, ProcessEnd>>): RunRecord => ({ logs, processes: { api: running, trainer: running, env: running, ...processes } }) as unknown as RunRecord;
+  assert.deepEqual(await judge(record({ trainer: exit(0) })), { status: 'completed' });
+  assert.deepEqual(await judge(record({ env: unseen })), failed('env', `The environment ended (${UNKNOWN}).`));
+  writeFileSync(logs.env, 'INFO all good\n');
+  assert.equal(await judge(record({ env: unseen })), undefined);
+});
+
+const READINESS: { name: string; got: Readiness; want: Readiness | 'failed' }[] = [
+  { name: 'API answers and runs', got: apiReadiness({ answers: true, running: true }), want: 'ready' },
+  { name: 'API answered but exited meanwhile', got: apiReadiness({ answers: true, running: false }), want: 'waiting' },
+  { name: 'API silent', got: apiReadiness({ answers: false, running: true }), want: 'waiting' },
+  { name: 'trainer not registered', got: trainerReadiness({ registered: false, inferenceAnswers: false, registeredForMs: 0, inferencePort: 8001 }), want: 'waiting' },
+  { name: 'trainer registered, inference answers', got: trainerReadiness({ registered: true, inferenceAnswers: true, registeredForMs: 0, inferencePort: 8001 }), want: 'ready' },
+  { name: 'trainer registered, inference silent within the grace', got: trainerReadiness({ registered: true, inferenceAnswers: false, registeredForMs: INFERENCE_GRACE_MS - 1, inferencePort: 8001 }), want: 'waiting' },
+  { name: 'trainer registered, inference silent past the grace', got: trainerReadiness({ registered: true, inferenceAnswers: false, registeredForMs: INFERENCE_GRACE_MS, inferencePort: 8123 }), want: 'failed' },
+  { name: 'env not started', got: envReadiness({ state: 'not_started', aliveMs: Number.NaN, dataFlowing: false }), want: 'waiting' },
+  { name: 'env young without data', got: envReadiness({ state: 'running', aliveMs: 1_000, dataFlowing: false }), want: 'waiting' },
+  { name: 'env young with data', got: envReadiness({ state: 'running', aliveMs: 1_000, dataFlowing: true }), want: 'ready' },
+  { name: 'env settled without data', got: envReadiness({ state: 'running', aliveMs: 10_000, dataFlowing: false }), want: 'ready' },
+  { name: 'env already exited (exit 0 did not fail the run)', got: envReadiness({ state: 'exited', aliveMs: 1_000, dataFlowing: false }), want: 'ready' },
+];
+
+for (const row of READINESS) {
+  test(`readiness: ${row.name}`, () => {
+    if (row.want !== 'failed') assert.equal(row.got, row.want);
+    else assert.ok(typeof row.got === 'object' && row.got.status === 'failed' && row.got.error_process === 'trainer' && /port 8123/.test(row.got.error!), JSON.stringify(row.got));
+  });
+}
+
+test('a start-up failure names its stage; a completion is left alone', () => {
+  assert.match(atStage('trainer', failed('trainer', 'boom')).error!, /^Start-up failed at stage 'trainer' \(waiting for the trainer to register .*\): boom$/);
+  assert.deepEqual(atStage('env', { status: 'completed' }), { status: 'completed' });
+});
+
+/** A lifecycle brought to `state` along allowed transitions (the shortest way from `created`). */
+function lifecycleAt(state: LifeState): { life: Lifecycle; seen: [LifeState, LifeState][] } {
+  const seen: [LifeState, LifeState][] = [];
+  const life = new Lifecycle((from, to) => seen.push([from, to]));
+  const path: LifeState[] = [];
+  const previous = new Map<LifeState, LifeState>();
+  const queue: LifeState[] = ['created'];
+  while (queue.length > 0) {
+    const at = queue.shift()!;
+    for (const next of TRANSITIONS[at]) if (next !== 'created' && !previous.has(next)) (previous.set(next, at), queue.push(next));
+  }
+  for (let at = state; at !== 'created'; at = previous.get(at)!) path.unshift(at);
+  for (const step of path) life.change(step);
+  assert.equal(life.state, state);
+  return { life, seen };
+}
+
+test('every transition of the table is allowed, and made', () => {
+  let count = 0;
+  for (const from of LIFE_STATES) {
+    for (const to of TRANSITIONS[from]) {
+      const { life, seen } = lifecycleAt(from);
+      assert.equal(canTransition(from, to), true);
+      life.change(to);
+      assert.equal(life.state, to);
+      assert.deepEqual(seen.at(-1), [from, to]);
+      count++;
+    }
+  }
+  assert.equal(count, 16);
+});
+
+test('a transition outside the table is refused and throws, leaving the state as it was', () => {
+  const illegal: [LifeState, LifeState][] = [
+    ['created', 'ended'],
+    ['starting', 'starting'],
+    ['watching', 'starting'],
+    ['concluding', 'stopping'],
+    ['stopping', 'concluding'],
+    ['stopping', 'watching'],
+    ['ended', 'detached'],
+    ['detached', 'watching'],
+  ];
+  for (const [from, to] of illegal) {
+    assert.equal(canTransition(from, to), false, `${from} -> ${to}`);
+    const { life } = lifecycleAt(from);
+    assert.throws(() => life.change(to), new RegExp(`illegal supervisor state change: ${from} -> ${to}`));
+    assert.equal(life.state, from);
+  }
+});
+
+test('only created, starting and watching go on; only ended and detached are over, and settle `done`', async () => {
+  for (const state of LIFE_STATES) {
+    const { life } = lifecycleAt(state);
+    assert.equal(life.ongoing, ['created', 'starting', 'watching'].includes(state), state);
+    assert.equal(life.over, state === 'ended' || state === 'detached', state);
+    const settled = await Promise.race([life.done.then(() => true), new Promise((resolve) => setImmediate(() => resolve(false)))]);
+    assert.equal(settled, life.over, state);
+  }
+});

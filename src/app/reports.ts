@@ -7,7 +7,7 @@
 import { UserError } from '../core/errors.js';
 import type { Runtime } from './runtime.js';
 import type { WandbResults, WandbStatus } from '../domain/wandb/reader.js';
-import type { StatusAnswer } from '../domain/runs/manager.js';
+import type { StatusAnswer } from '../domain/runs/answers.js';
 import { isDamaged, type RunRecord, type RunStatus } from '../domain/runs/record.js';
 import { readTrainerLog, type TrainerLogSummary } from '../domain/runs/trainerLog.js';
 

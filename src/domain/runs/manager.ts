@@ -7,20 +7,21 @@
  */
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { childEnv } from '../../core/childEnv.js';
 import { UserError } from '../../core/errors.js';
-import { RUN_FILES, RUN_PROCESSES, type RunProcess, startLockPath } from '../../core/home.js';
+import { RUN_FILES, RUN_PROCESSES, startLockPath } from '../../core/home.js';
 import type { CoreServices } from '../../core/services.js';
-import type { Settings } from '../../core/settings.js';
+import { delay, waitAtMost } from '../../core/wait.js';
+import type { StartedRun, StatusReport, StopAnswer } from './answers.js';
+import { runChildEnvironments } from './childEnvironments.js';
 import { FileLock } from './fileLock.js';
 import { preflight } from './preflight.js';
 import { isSameProcess } from './processTable.js';
 import { statusWindow, type WindowDecision } from './rateLimit.js';
-import { emptyProcess, isActive, isDamaged, newRunId, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
-import { buildRunConfig, type RunConfig, type RunSelection, WANDB_RUN_SUFFIX, writeRunConfig } from './runConfig.js';
+import { initialRecord, isActive, isDamaged, newRunId, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
+import { buildRunConfig, type RunSelection, writeRunConfig } from './runConfig.js';
 import { RunStore } from './store.js';
 import { RunSupervisor, TICK_MS } from './supervisor.js';
-import { describeRun, type RunView } from './view.js';
+import { describeRun } from './view.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -28,75 +29,11 @@ const FOLLOW_MS = 2_000;
 const STOP_ANSWER_WAIT_MS = 20_000;
 const START_LOCK_TIMEOUT_MS = 5_000;
 
-export interface StartedRun {
-  record: RunRecord;
-  config: RunConfig;
-}
-
-export interface RateLimitedStatus {
-  rate_limited: true;
-  run_id: string;
-  message: string;
-  next_check_in_seconds: number;
-  status: RunStatus;
-  phase?: string;
-}
-
-export interface DamagedStatus {
-  run_id: string;
-  status: 'unknown';
-  error: string;
-}
-
-export type StatusAnswer = RunView | RateLimitedStatus | DamagedStatus;
-
-/** A status answer; `record` (what the full view was built from) only with the full view. */
-export type StatusReport = { answer: RateLimitedStatus | DamagedStatus; record?: undefined } | { answer: RunView; record: RunRecord };
-
-export interface StopAnswer {
-  message: string;
-  run_id: string;
-  status: RunStatus;
-}
-
-/** The allow-listed environment of each child: the Tinker key to the trainer only, W&B keys only where W&B is used. */
-export function runChildEnvironments(settings: Settings, useWandb: boolean): Record<RunProcess, Record<string, string>> {
-  const common = { PYTHONUNBUFFERED: '1' };
-  const wandb = useWandb
-    ? { WANDB_API_KEY: settings.secrets.wandbApiKey, WANDB_BASE_URL: settings.wandb.baseUrl, WANDB_ENTITY: settings.wandb.entity, WANDB_MODE: settings.processEnv.WANDB_MODE }
-    : {};
-  return {
-    api: childEnv(settings.processEnv, common),
-    trainer: childEnv(settings.processEnv, { ...common, ...wandb, TINKER_API_KEY: settings.secrets.tinkerApiKey }),
-    env: childEnv(settings.processEnv, { ...common, ...wandb }),
-  };
-}
-
 function hasLiveProcess(record: RunRecord): boolean {
   return RUN_PROCESSES.some((name) => {
     const p = record.processes[name];
     return p.state === 'running' && p.pid !== null && isSameProcess(p.pid, p.start_time);
   });
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts; leaves no timer or listener behind. */
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** Waits for `work`, but no longer than `ms` (or until `signal` aborts). */
-async function waitAtMost(work: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<void> {
-  const settled = new AbortController();
-  void work.finally(() => settled.abort());
-  await delay(ms, signal ? AbortSignal.any([signal, settled.signal]) : settled.signal);
 }
 
 export class RunManager {
@@ -244,33 +181,19 @@ export class RunManager {
 
     const dir = this.store.dir(runId);
     const configPath = join(dir, RUN_FILES.config);
-    const created = new Date().toISOString();
-    const record: RunRecord = {
-      version: 1,
-      run_id: runId,
-      environment: selection.environment.name,
-      environment_file: selection.environment.file_path,
-      status: 'starting',
-      phase: 'starting_api',
-      phase_started_at: created,
-      created_at: created,
-      started_at: created,
-      wandb_project: names.wandb_project,
-      wandb_run_name: names.wandb_run_name,
-      trainer_wandb_run_name: names.trainer_wandb_run_name,
-      wandb_run_suffix: WANDB_RUN_SUFFIX,
-      wandb_group: names.wandb_group,
-      wandb_name: names.wandb_name,
-      use_wandb: names.use_wandb,
-      config_path: configPath,
+    const record = initialRecord({
+      runId,
+      selection,
+      names,
+      configPath,
       logs: { api: this.store.logPath(runId, 'api'), trainer: this.store.logPath(runId, 'trainer'), env: this.store.logPath(runId, 'env') },
       ports: { api: settings.apiPort, inference: settings.inferencePort },
-      processes: {
-        api: emptyProcess([install.runApi, '--host', '127.0.0.1', '--port', String(settings.apiPort)]),
-        trainer: emptyProcess([settings.python, install.launchTraining, '--config', configPath]),
-        env: emptyProcess([settings.python, selection.environment.file_path, 'serve', '--config', configPath]),
+      commands: {
+        api: [install.runApi, '--host', '127.0.0.1', '--port', String(settings.apiPort)],
+        trainer: [settings.python, install.launchTraining, '--config', configPath],
+        env: [settings.python, selection.environment.file_path, 'serve', '--config', configPath],
       },
-    };
+    });
 
     // Servers sharing RL_HOME: the active-run check and the creation must not interleave.
     this.store.ensureRoot();

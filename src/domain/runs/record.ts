@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { RUN_PROCESSES, type RunProcess } from '../../core/home.js';
 import type { EnvLogSignals } from '../atropos/logSignals.js';
+import type { RunNames } from './runConfig.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
 export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
@@ -150,4 +151,43 @@ export function newRunId(): string {
 
 export function emptyProcess(command: string[]): ProcessRecord {
   return { state: 'not_started', pid: null, pgid: null, start_time: null, command, started_at: null, ended_at: null, exit_code: null, signal: null };
+}
+
+export interface NewRun {
+  runId: string;
+  selection: { environment: { name: string; file_path: string } };
+  names: RunNames;
+  configPath: string;
+  logs: Record<RunProcess, string>;
+  ports: RunRecord['ports'];
+  /** argv of each process (never holds a secret). */
+  commands: Record<RunProcess, string[]>;
+}
+
+/** The first record of a run, before anything is spawned: `starting`, at the API stage. */
+export function initialRecord(run: NewRun): RunRecord {
+  const created = new Date().toISOString();
+  const { names } = run;
+  return {
+    version: 1,
+    run_id: run.runId,
+    environment: run.selection.environment.name,
+    environment_file: run.selection.environment.file_path,
+    status: 'starting',
+    phase: 'starting_api',
+    phase_started_at: created,
+    created_at: created,
+    started_at: created,
+    wandb_project: names.wandb_project,
+    wandb_run_name: names.wandb_run_name,
+    trainer_wandb_run_name: names.trainer_wandb_run_name,
+    wandb_run_suffix: names.wandb_run_suffix,
+    wandb_group: names.wandb_group,
+    wandb_name: names.wandb_name,
+    use_wandb: names.use_wandb,
+    config_path: run.configPath,
+    logs: run.logs,
+    ports: run.ports,
+    processes: { api: emptyProcess(run.commands.api), trainer: emptyProcess(run.commands.trainer), env: emptyProcess(run.commands.env) },
+  };
 }

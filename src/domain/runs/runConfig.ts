@@ -38,6 +38,7 @@ export interface RunNames {
   wandb_group: string;
   wandb_run_name: string;
   trainer_wandb_run_name: string;
+  wandb_run_suffix: string;
   wandb_name: string;
   use_wandb: boolean;
 }
@@ -72,6 +73,7 @@ export function buildRunConfig(settings: Settings, selection: RunSelection, runI
       wandb_group: runId,
       wandb_run_name: wandbRunName,
       trainer_wandb_run_name: `${wandbRunName}-trainer-${WANDB_RUN_SUFFIX}`,
+      wandb_run_suffix: WANDB_RUN_SUFFIX,
       wandb_name: env.wandb_name as string,
       use_wandb: runUsesWandb(settings, selection.values),
     },

@@ -1,0 +1,35 @@
+/** What the run tools answer about a run: the shapes RunManager returns and the tools put on the wire. */
+import type { RunRecord, RunStatus } from './record.js';
+import type { RunConfig } from './runConfig.js';
+import type { RunView } from './view.js';
+
+export interface RateLimitedStatus {
+  rate_limited: true;
+  run_id: string;
+  message: string;
+  next_check_in_seconds: number;
+  status: RunStatus;
+  phase?: string;
+}
+
+export interface DamagedStatus {
+  run_id: string;
+  status: 'unknown';
+  error: string;
+}
+
+export type StatusAnswer = RunView | RateLimitedStatus | DamagedStatus;
+
+/** A status answer; `record` (what the full view was built from) only with the full view. */
+export type StatusReport = { answer: RateLimitedStatus | DamagedStatus; record?: undefined } | { answer: RunView; record: RunRecord };
+
+export interface StopAnswer {
+  message: string;
+  run_id: string;
+  status: RunStatus;
+}
+
+export interface StartedRun {
+  record: RunRecord;
+  config: RunConfig;
+}

@@ -84,7 +84,8 @@ test('a run starts API -> trainer -> env each in its own group, runs, completes,
 
   const list = await h.call('rl_list_runs');
   assert.equal(list.json.count, 1);
-  assert.deepEqual(list.json.runs[0], {
+  const { health, ...listed } = list.json.runs[0];
+  assert.deepEqual(listed, {
     run_id: id,
     environment: 'gsm8k',
     status: 'completed',
@@ -92,6 +93,9 @@ test('a run starts API -> trainer -> env each in its own group, runs, completes,
     started_at: final.started_at,
     ended_at: final.ended_at,
   });
+  // The watchdog's last look is kept when the run ends: every step the trainer completed.
+  assert.deepEqual([health.verdict, health.last_step, health.reasons], ['completed', 6, []]);
+  assert.deepEqual([status.json.health.verdict, status.json.health.last_step], ['completed', 6]);
 });
 
 test('rl_list_runs lists newest first and reports a damaged run.json as unknown without hiding the others', async (t) => {

@@ -70,6 +70,10 @@ export interface Settings {
   statusMinIntervalSeconds: number;
   stopGraceSeconds: number;
   stopRunsOnExit: boolean;
+  /** RL_STALL_SECONDS / RL_STALL_ACTION: no trainer step and no new data this long is a stall; warn or stop the run. */
+  stall: { seconds: number; action: 'warn' | 'stop' };
+  /** RL_ALLOW_UNMANAGED_ENVIRONMENTS: start environments that do not use managed_server anyway. */
+  allowUnmanagedEnvironments: boolean;
   /** Start-up stage deadlines in seconds. */
   stageTimeouts: { api: number; trainer: number; env: number };
   introspectTimeoutSeconds: number;

@@ -27,6 +27,9 @@ const KNOWN_KEYS = [
   'RL_STATUS_MIN_INTERVAL_SECONDS',
   'RL_STOP_GRACE_SECONDS',
   'RL_STOP_RUNS_ON_EXIT',
+  'RL_STALL_SECONDS',
+  'RL_STALL_ACTION',
+  'RL_ALLOW_UNMANAGED_ENVIRONMENTS',
   'RL_API_READY_TIMEOUT_SECONDS',
   'RL_TRAINER_READY_TIMEOUT_SECONDS',
   'RL_ENV_READY_TIMEOUT_SECONDS',
@@ -270,6 +273,16 @@ function timings(src: SettingSource): Pick<Settings, 'statusMinIntervalSeconds' 
   };
 }
 
+/** When a run counts as stalled, what to do then, and whether environments Tinker cannot train may start. */
+function watchdog(src: SettingSource): Pick<Settings, 'stall' | 'allowUnmanagedEnvironments'> {
+  const action = (src.get('RL_STALL_ACTION') ?? 'warn').trim().toLowerCase();
+  if (action !== 'warn' && action !== 'stop') throw new SettingsError(`RL_STALL_ACTION=${JSON.stringify(action)} is not warn or stop`);
+  return {
+    stall: { seconds: seconds(src, 'RL_STALL_SECONDS', '1200', 1), action },
+    allowUnmanagedEnvironments: parseFlag('RL_ALLOW_UNMANAGED_ENVIRONMENTS', src.get('RL_ALLOW_UNMANAGED_ENVIRONMENTS') ?? ''),
+  };
+}
+
 /**
  * Builds the settings from an environment (process.env by default). Relative paths are resolved
  * against `cwd`. Throws SettingsError with a one-line, actionable message on any bad value; values
@@ -294,6 +307,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     apiPort,
     inferencePort,
     ...timings(src),
+    ...watchdog(src),
     secrets: {
       tinkerApiKey: src.get('TINKER_API_KEY'),
       wandbApiKey: src.get('WANDB_API_KEY'),

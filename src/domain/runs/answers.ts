@@ -2,6 +2,7 @@
 import type { RunRecord, RunStatus } from './record.js';
 import type { RunConfig } from './runConfig.js';
 import type { RunView } from './view.js';
+import { type Health } from './health.js';
 
 export interface RateLimitedStatus {
   rate_limited: true;
@@ -10,6 +11,8 @@ export interface RateLimitedStatus {
   next_check_in_seconds: number;
   status: RunStatus;
   phase?: string;
+  /** Judged from run.json alone: a stall is never hidden by the rate limit. */
+  health: Health;
 }
 
 export interface DamagedStatus {

@@ -72,6 +72,26 @@ function endedHealth(record: RunRecord, base: Omit<Health, 'verdict' | 'reasons'
   return { ...base, verdict: record.status as HealthVerdict, reasons };
 }
 
+/** Flat rewards over this many steps mean the policy gets the same reward whatever it does. */
+export const FLAT_REWARD_STEPS = 10;
+
+/** What the trainer's own numbers say: a loss that is not a number, a reward that does not move. */
+function trainerReasons(seen: RunRecord['observed']): HealthReason[] {
+  const reasons: HealthReason[] = [];
+  if (typeof seen?.last_loss === 'string') {
+    reasons.push({ code: 'loss_not_finite', message: `The trainer's last loss is ${seen.last_loss}: training has diverged.`, evidence: { line: `Loss: ${seen.last_loss.toLowerCase()}`, process: 'trainer' } });
+  }
+  const rewards = seen?.recent_rewards ?? [];
+  if (rewards.length >= FLAT_REWARD_STEPS && rewards.every((r) => r === rewards[0])) {
+    reasons.push({
+      code: 'reward_flat',
+      message: `reward/mean has been ${String(rewards[0])} for the last ${rewards.length} steps: no learning signal reaches the trainer (every group scores alike).`,
+      evidence: { line: `Reward/mean: ${String(rewards[0])}`, count: rewards.length, process: 'trainer' },
+    });
+  }
+  return reasons;
+}
+
 /** The verdict of a run that trains: waiting for data, healthy, degraded or stalled. */
 function trainingHealth(record: RunRecord, nowMs: number, policy: HealthPolicy, base: Omit<Health, 'verdict' | 'reasons'>): Health {
   const seen = record.observed;
@@ -95,9 +115,17 @@ function trainingHealth(record: RunRecord, nowMs: number, policy: HealthPolicy, 
   }
   // Connection errors and other errors since the last new data mean the data is drying up.
   const lastData = msOf(seen.data_last_at) ?? began;
-  const troubling = recent.filter((r) => (msOf(r.evidence?.at) ?? 0) >= lastData);
-  if (troubling.length > 0 || envGone.length > 0) return { ...withIdle, verdict: 'degraded', reasons: [...troubling, ...envGone, ...recent.filter((r) => !troubling.includes(r))] };
+  const troubling = [...trainerReasons(seen), ...recent.filter((r) => (msOf(r.evidence?.at) ?? 0) >= lastData), ...envGone];
+  if (troubling.length > 0) return { ...withIdle, verdict: 'degraded', reasons: [...troubling, ...recent.filter((r) => !troubling.includes(r))] };
   return { ...withIdle, verdict: 'healthy', reasons: recent };
+}
+
+/** For listings: the verdict with only its main reason, evidence lines cut short. */
+export function mainReasonOnly(health: Health): Health {
+  const [main] = health.reasons;
+  const line = main?.evidence?.line;
+  const evidence = main?.evidence && line !== undefined && line.length > 160 ? { ...main.evidence, line: `${line.slice(0, 160)}...` } : main?.evidence;
+  return { ...health, reasons: main ? [{ ...main, message: main.message.slice(0, 300), ...(evidence ? { evidence } : {}) }] : [] };
 }
 
 /** The health of a run at `nowMs`, from its record alone. */

@@ -22,6 +22,7 @@ import { buildRunConfig, type RunSelection, writeRunConfig } from './runConfig.j
 import { RunStore } from './store.js';
 import { RunSupervisor, TICK_MS } from './supervisor.js';
 import { describeRun } from './view.js';
+import { assessHealth, type HealthPolicy } from './health.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -75,6 +76,11 @@ export class RunManager {
     return this.store.list();
   }
 
+  /** How health is judged: RL_STALL_SECONDS. */
+  get healthPolicy(): HealthPolicy {
+    return { stallSeconds: this.core.settings.stall.seconds };
+  }
+
   /** True when this server supervises the run (others only read it). */
   supervises(runId: string): boolean {
     return this.supervisors.has(runId);
@@ -101,9 +107,10 @@ export class RunManager {
     // records the processes that died unseen.
     if (isActive(record.status) && !this.supervises(runId) && this.adopt(runId)) record = this.store.update(runId, () => false);
     if (window.limited) {
-      return { answer: { rate_limited: true, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: record.status, phase: record.phase } };
+      const health = assessHealth(record, Date.now(), this.healthPolicy);
+      return { answer: { rate_limited: true, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: record.status, phase: record.phase, health } };
     }
-    return { answer: await describeRun(record, this.core.redactor), record };
+    return { answer: await describeRun(record, this.core.redactor, this.healthPolicy), record };
   }
 
   /** rl_stop_training: idempotent; waits a while for the processes to go, never blocks other calls. */

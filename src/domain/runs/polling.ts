@@ -3,7 +3,7 @@
  * (a process exits, a log is written, the supervisor's state changes), and a LogCursor reads only
  * what a log gained since the last poll.
  */
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
 /** Wakes waiters on events; a wait also ends at its timeout. */
@@ -33,6 +33,15 @@ export class LogCursor {
   private readonly decoder = new StringDecoder('utf8');
 
   constructor(private readonly path: string) {}
+
+  /** Skips what the log holds now: the next read returns only what is written after this. */
+  async skipToEnd(): Promise<void> {
+    try {
+      this.offset = (await stat(this.path)).size;
+    } catch {
+      // No log yet: nothing to skip.
+    }
+  }
 
   async read(maxBytes = 1024 * 1024): Promise<string> {
     let handle;

@@ -16,8 +16,11 @@ export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'sto
 export const isActive = (status: RunStatus): boolean => ACTIVE_STATUSES.includes(status);
 export const isEnded = (status: RunStatus): boolean => ENDED_STATUSES.includes(status);
 
-/** Where a run is within its status: which start-up stage, training, stopping, or done. */
-export type RunPhase = 'starting_api' | 'starting_trainer' | 'starting_env' | 'training' | 'stopping' | 'done';
+/**
+ * Where a run is within its status: which start-up stage; once running, `waiting_for_data` until
+ * data first reaches the Atropos API, then `training`; stopping; done.
+ */
+export type RunPhase = 'starting_api' | 'starting_trainer' | 'starting_env' | 'waiting_for_data' | 'training' | 'stopping' | 'done';
 
 export type ProcessState = 'not_started' | 'running' | 'exited';
 
@@ -68,6 +71,8 @@ export interface RunRecord {
   ports: { api: number; inference: number };
   processes: Record<RunProcess, ProcessRecord>;
   error?: string;
+  /** The first meaningful line of the failed process's log (what `error` quotes as its cause). */
+  error_cause?: string;
   /** The process whose log explains `error`. */
   error_process?: RunProcess;
   /** Things worth knowing that are not errors (e.g. the environment finished its data). */
@@ -89,6 +94,9 @@ export interface RunObservations {
   steps_completed: number;
   step_completed_at?: string;
   total_steps?: number;
+  /** The trainer's latest `Reward/mean` values (oldest first) and last `Loss`; non-finite ones as "NaN"/"Infinity". */
+  recent_rewards?: (number | string)[];
+  last_loss?: number | string;
   /** The Atropos API's `/status`: groups queued and batches handed to the trainer. */
   queue_size?: number;
   batches_taken?: number;

@@ -55,7 +55,9 @@ export function buildRunConfig(settings: Settings, selection: RunSelection, runI
   const wandbRunName = `${envName}-${runId}`;
   const config: RunConfig = {
     env,
-    openai: [{ ...settings.locked.openai, base_url: `http://127.0.0.1:${settings.inferencePort}/v1` }],
+    // health_check off unless the operator locks it on: upstream's default sends a 1-token request
+    // to the trainer every second for the whole run, each a paid Tinker sampling call.
+    openai: [{ health_check: false, ...settings.locked.openai, base_url: `http://127.0.0.1:${settings.inferencePort}/v1` }],
     tinker: {
       ...settings.locked.tinker,
       wandb_project: selection.wandbProject,

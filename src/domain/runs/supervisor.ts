@@ -23,6 +23,7 @@ import type { SecretRedactor } from '../../core/redact.js';
 import { RUN_FILES, RUN_PROCESSES, type RunProcess } from '../../core/home.js';
 import type { Settings } from '../../core/settings.js';
 import type { FileLock } from './fileLock.js';
+import { firstCause } from '../atropos/logSignals.js';
 import { Lifecycle } from './lifecycle.js';
 import { judge, type Verdict } from './outcome.js';
 import { Waker } from './polling.js';
@@ -33,6 +34,7 @@ import { StartUp } from './startup.js';
 import { stopProcesses } from './stopping.js';
 import type { RunStore } from './store.js';
 import { now, TrackedRun } from './trackedRun.js';
+import { Watchdog } from './watchdog.js';
 
 /** Adopted processes, lock ownership and stop requests from other servers are checked this often. */
 export const TICK_MS = 1_000;
@@ -41,6 +43,8 @@ const EXIT_GRACE_MS = 1_000;
 /** At shutdown, a stop already under way gets this long to finish; the next server finishes it otherwise. */
 const CLOSE_WAIT_MS = 1_200;
 const LOG_TAIL_LINES = 20;
+/** How far up the failed process's log the first meaningful cause is looked for. */
+const CAUSE_SEARCH_LINES = 400;
 
 export interface SupervisorContext {
   settings: Settings;
@@ -64,6 +68,7 @@ export class RunSupervisor {
   private readonly tasks = new Set<Promise<void>>();
   private readonly waker = new Waker();
   private readonly tick: NodeJS.Timeout;
+  private watchdog?: Watchdog;
 
   constructor(
     private readonly ctx: SupervisorContext,
@@ -109,7 +114,7 @@ export class RunSupervisor {
     } else if (status === 'starting') {
       this.begin();
     } else if (status === 'running') {
-      this.life.change('watching');
+      this.startWatching();
       void this.background(() => this.evaluate());
     } else {
       // Ended while its processes lived on: the outcome stands, what is left is stopped.
@@ -166,11 +171,12 @@ export class RunSupervisor {
       const at = now();
       this.run.update((r) => {
         r.status = 'running';
-        r.phase = 'training';
+        // Training is confirmed by data reaching the API, which the watchdog looks for.
+        r.phase = 'waiting_for_data';
         r.phase_started_at = at;
         r.running_at = at;
       });
-      this.life.change('watching');
+      this.startWatching();
       this.ctx.logger.info({ run_id: this.runId }, 'run is running');
       // Something may have exited while the last stage was being confirmed.
       await this.evaluate();
@@ -179,6 +185,12 @@ export class RunSupervisor {
       this.ctx.logger.error({ err, run_id: this.runId }, 'start-up failed');
       await this.conclude({ status: 'failed', error: `Start-up failed: ${(err as Error).message}` });
     }
+  }
+
+  /** The run trains: exits and the outcome rules are watched, and the watchdog looks for stalls. */
+  private startWatching(): void {
+    this.life.change('watching');
+    this.watchdog = new Watchdog(this.ctx, this.run, (verdict) => void this.background(() => this.conclude(verdict)));
   }
 
   private onExit(name: RunProcess, info: ExitInfo): void {
@@ -205,11 +217,17 @@ export class RunSupervisor {
     // A verdict reached after a stop began, or after the server let go, is no longer ours to record.
     if (!this.life.can('concluding')) return;
     this.life.change('concluding');
+    await this.watchdog?.flush();
+    // The last line of a log is often a wrapper (tenacity's RetryError, the AttributeError after a
+    // failed W&B login): the cause a user can act on is printed above it.
+    const cause = verdict.status === 'failed' && verdict.error_process ? firstCause(await tailLines(this.run.record.logs[verdict.error_process], CAUSE_SEARCH_LINES)) : undefined;
+    const error = verdict.error !== undefined && cause !== undefined && !verdict.error.includes(cause) ? `${verdict.error} Cause: ${cause}` : verdict.error;
     this.run.update((r) => {
       r.status = verdict.status;
       r.phase = 'done';
       r.phase_started_at = r.ended_at = now();
-      if (verdict.error !== undefined) r.error = this.ctx.redactor.redact(verdict.error);
+      if (error !== undefined) r.error = this.ctx.redactor.redact(error);
+      if (cause !== undefined) r.error_cause = this.ctx.redactor.redact(cause);
       if (verdict.error_process !== undefined) r.error_process = verdict.error_process;
     });
     const level = verdict.status === 'completed' ? 'info' : 'warn';
@@ -260,6 +278,7 @@ export class RunSupervisor {
   private letGo(to: 'ended' | 'detached'): void {
     this.life.change(to);
     clearInterval(this.tick);
+    this.watchdog?.close();
     this.run.stopWatching();
     this.ctx.lock.release();
     this.ctx.onReleased(this.runId);

@@ -24,13 +24,31 @@ export interface TrainerLogSummary {
   total_steps?: number;
   /** Steps the trainer finished (`Step k complete`): k + 1 for the last one. */
   steps_completed: number;
+  /** The latest `Reward/mean:` values, oldest first (at most RECENT_VALUES), and the last `Loss:`. */
+  recent_rewards: number[];
+  last_loss?: number;
 }
+
+/** How many of the latest per-step rewards are kept: enough to see a flat curve. */
+export const RECENT_VALUES = 10;
 
 const CHECKPOINT = /^(?:Initial sampling client created|Sampling client updated): (tinker:\/\/\S+)/;
 const FINAL = /^Final weights are available here: (tinker:\/\/\S+)/;
 const ERROR = /^(?:Error in step \d+|Error during training)\b/;
 const STEP = /^Step (\d+)\/(\d+)\s*$/;
 const STEP_DONE = /^Step (\d+) complete\b/;
+// Python prints nan and inf for non-finite floats.
+const REWARD = /^Reward\/mean: (\S+)/;
+const LOSS = /^Loss: (\S+)/;
+
+/** A float as Python prints it (`nan`, `inf`, `-inf` included). */
+function pythonFloat(text: string): number {
+  const t = text.toLowerCase();
+  if (t === 'nan') return NaN;
+  if (t === 'inf') return Infinity;
+  if (t === '-inf') return -Infinity;
+  return Number(text);
+}
 
 /** No marker line is this long; a longer one (a dumped batch, say) is skipped, not buffered. */
 const MAX_LINE_CHARS = 64 * 1024;
@@ -39,7 +57,7 @@ const MAX_LINE_CHARS = 64 * 1024;
 export class TrainerLogScanner {
   private rest = '';
   private skipping = false;
-  readonly summary: TrainerLogSummary = { checkpoints: [], latest: null, final_reported: null, error_line: null, completed: false, registered: false, steps_completed: 0 };
+  readonly summary: TrainerLogSummary = { checkpoints: [], latest: null, final_reported: null, error_line: null, completed: false, registered: false, steps_completed: 0, recent_rewards: [] };
 
   feed(text: string): void {
     const lines = (this.rest + text).split('\n');
@@ -72,6 +90,8 @@ export class TrainerLogScanner {
       s.step = Number(m[1]);
       s.total_steps = Number(m[2]);
     } else if ((m = STEP_DONE.exec(line))) s.steps_completed = Number(m[1]) + 1;
+    else if ((m = REWARD.exec(line))) s.recent_rewards = [...s.recent_rewards, pythonFloat(m[1]!)].slice(-RECENT_VALUES);
+    else if ((m = LOSS.exec(line))) s.last_loss = pythonFloat(m[1]!);
     else if (line.startsWith('Registered as trainer')) s.registered = true;
     else if (line === 'Training complete!') s.completed = true;
     else if (s.error_line === null && ERROR.test(line)) s.error_line = line.slice(0, 500);

@@ -10,6 +10,7 @@ import { RUN_PROCESSES, type RunProcess } from '../../core/home.js';
 import { isSameProcess } from './processTable.js';
 import type { ProcessState, RunPhase, RunRecord, RunStatus } from './record.js';
 import { readTrainerLog } from './trainerLog.js';
+import { assessHealth, type Health, type HealthPolicy } from './health.js';
 
 const LOG_TAIL_LINES = 20;
 const LOG_TAIL_MAX_CHARS = 4000;
@@ -25,6 +26,7 @@ export interface RunView {
   run_id: string;
   status: RunStatus;
   phase: RunPhase;
+  health: Health;
   environment: string;
   running_time_minutes: number;
   processes: Record<RunProcess, ProcessView>;
@@ -63,12 +65,13 @@ export function runningMinutes(record: RunRecord, nowMs = Date.now()): number {
   return Math.round(Math.max(0, to - from) / 6000) / 10;
 }
 
-export async function describeRun(record: RunRecord, redactor: SecretRedactor): Promise<RunView> {
+export async function describeRun(record: RunRecord, redactor: SecretRedactor, policy: HealthPolicy): Promise<RunView> {
   const trainer = await readTrainerLog(record.logs.trainer);
   const view: RunView = {
     run_id: record.run_id,
     status: record.status,
     phase: record.phase,
+    health: assessHealth(record, Date.now(), policy),
     environment: record.environment,
     running_time_minutes: runningMinutes(record),
     processes: Object.fromEntries(RUN_PROCESSES.map((p) => [p, processView(record, p)])) as Record<RunProcess, ProcessView>,
@@ -85,8 +88,11 @@ export async function describeRun(record: RunRecord, redactor: SecretRedactor): 
   if (record.ended_at) view.ended_at = record.ended_at;
   if (record.error) view.error = record.error;
   if (record.error_process) {
-    const tail = (await tailLines(record.logs[record.error_process], LOG_TAIL_LINES)).join('\n');
-    view.log_tail = redactor.redact(tail.length > LOG_TAIL_MAX_CHARS ? tail.slice(-LOG_TAIL_MAX_CHARS) : tail);
+    let tail = (await tailLines(record.logs[record.error_process], LOG_TAIL_LINES)).join('\n');
+    if (tail.length > LOG_TAIL_MAX_CHARS) tail = tail.slice(-LOG_TAIL_MAX_CHARS);
+    // The cause may sit above the last lines: the tail shows it first, marked.
+    if (record.error_cause !== undefined && !tail.includes(record.error_cause)) tail = `[cause, earlier in the log] ${record.error_cause}\n[...]\n${tail}`;
+    view.log_tail = redactor.redact(tail);
   }
   if (record.notes?.length) view.notes = record.notes;
   return view;

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { statusWithMetrics } from '../../app/reports.js';
 import { defineTool } from './define.js';
-import { perProcess, processLogs, processLogUris, runIdInput, runStatus } from './runSchemas.js';
+import { healthSchema, perProcess, processLogs, processLogUris, runIdInput, runStatus } from './runSchemas.js';
 
 const processState = z.object({
   state: z.enum(['not_started', 'running', 'exited']),
@@ -30,7 +30,8 @@ export const rlCheckStatus = defineTool({
     rate_limited: z.literal(true).optional(),
     message: z.string().optional(),
     next_check_in_seconds: z.number().int().optional(),
-    phase: z.string().optional().describe('starting_api, starting_trainer, starting_env, training, stopping or done'),
+    phase: z.string().optional().describe('starting_api, starting_trainer, starting_env, waiting_for_data, training, stopping or done'),
+    health: healthSchema.optional(),
     environment: z.string().optional(),
     running_time_minutes: z.number().optional(),
     processes: perProcess(processState).optional(),

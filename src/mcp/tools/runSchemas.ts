@@ -1,11 +1,29 @@
 /** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results). */
 import { z } from 'zod';
-import { RUN_ID_PATTERN } from '../../core/home.js';
+import { RUN_ID_PATTERN, RUN_PROCESSES } from '../../core/home.js';
 import { RUN_STATUSES } from '../../domain/runs/record.js';
+import { HEALTH_VERDICTS } from '../../domain/runs/health.js';
 
 export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id from rl_start_training or rl_list_runs');
 
 export const runStatus = z.enum(RUN_STATUSES);
+
+export const healthSchema = z
+  .object({
+    verdict: z.enum(HEALTH_VERDICTS),
+    reasons: z.array(
+      z.object({
+        code: z.string(),
+        message: z.string(),
+        evidence: z.object({ line: z.string().optional(), count: z.number().int().optional(), at: z.string().optional(), process: z.enum(RUN_PROCESSES).optional() }).optional(),
+      }),
+    ),
+    last_step: z.number().int().nullable().describe('Trainer steps completed, as observed'),
+    last_step_at: z.string().nullable(),
+    seconds_since_progress: z.number().int().nullable().describe('Since the last trainer step or new data; null when not training'),
+    observed_at: z.string().nullable().describe('When the supervisor last looked at the run'),
+  })
+  .describe('Is the run learning: starting, waiting_for_data, healthy, degraded, stalled, or its ended state, with the evidence');
 
 export const perProcess = <T extends z.ZodType>(item: T) => z.object({ api: item, trainer: item, env: item });
 

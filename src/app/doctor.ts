@@ -4,11 +4,10 @@
  * `rl-training-mcp doctor` report. Hermes hid its tools when keys were missing and never checked
  * the install at all; an agent (or a person) needs the whole list to fix it in one go.
  */
-import type { JsonValue } from '../core/json.js';
 import type { Settings } from '../core/settings.js';
 import type { DiscoveryReport } from '../domain/environments/report.js';
 import { isActive, isDamaged } from '../domain/runs/record.js';
-import { assessRequirements, startContext } from '../domain/setup/requirements.js';
+import { assessRequirements, type SelectedForChecks, startContext } from '../domain/setup/requirements.js';
 import type { WandbAccess } from '../domain/wandb/reader.js';
 import type { Runtime } from './runtime.js';
 
@@ -35,7 +34,7 @@ export interface DoctorSources {
   /** Ids of the runs active on this host. */
   activeRuns(): string[];
   /** The selected config's values, when an environment is selected: they decide whether W&B is used. */
-  selectedValues(): Record<string, JsonValue> | undefined;
+  selected(): SelectedForChecks | undefined;
   scanEnvironments(): Promise<DiscoveryReport>;
   checkWandbAccess(signal?: AbortSignal): Promise<WandbAccess>;
 }
@@ -44,7 +43,10 @@ export function doctorSources(runtime: Runtime): DoctorSources {
   return {
     settings: runtime.settings,
     activeRuns: () => runtime.runs.list().flatMap((r) => (!isDamaged(r) && isActive(r.status) ? [r.run_id] : [])),
-    selectedValues: () => runtime.selection.current()?.values,
+    selected: () => {
+      const current = runtime.selection.current();
+      return current && { file: current.environment.file_path, values: current.values };
+    },
     scanEnvironments: () => runtime.environments.scan(),
     checkWandbAccess: (signal) => runtime.wandb.checkAccess(signal),
   };
@@ -52,7 +54,7 @@ export function doctorSources(runtime: Runtime): DoctorSources {
 
 export async function runDoctor(sources: DoctorSources, signal?: AbortSignal): Promise<DoctorReport> {
   const { settings, activeRuns, scanEnvironments, checkWandbAccess } = sources;
-  const ctx = { ...startContext(settings, sources.selectedValues(), signal), activeRuns, scanEnvironments, checkWandbAccess };
+  const ctx = { ...startContext(settings, sources.selected(), signal), activeRuns, scanEnvironments, checkWandbAccess };
   const checks: DoctorCheck[] = (await assessRequirements(ctx)).map((a) =>
     a.ok ? { check: a.check, ok: true, required: a.required, detail: a.detail } : { check: a.check, ok: false, required: a.required, detail: a.detail, fix: a.message },
   );

@@ -2,6 +2,7 @@
  * The requirements on the tinker-atropos install: the trainer script, the Atropos API server, an
  * interpreter new enough that imports atroposlib and tinker, and (for the doctor) environments.
  */
+import { basename } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { findLaunchTraining, findRunApi, isSupportedPython, MIN_PYTHON, type ProbedModule } from './installation.js';
 import { always, lookup, met, unmet, type Outcome, type Requirement } from './requirement.js';
@@ -64,6 +65,36 @@ function importable(module: ProbedModule): Requirement {
 
 export const ATROPOSLIB = importable('atroposlib');
 export const TINKER = importable('tinker');
+
+function environmentImportFailure(file: string, error: string, settings: { python: string; root: string }): Outcome {
+  const detail = `${basename(file)} does not import as its process would: ${error}`;
+  if (/\bNo module named '?tinker_atropos\b/.test(error)) {
+    return unmet(
+      detail,
+      `The environment ${file} imports tinker_atropos, which RL_PYTHON (${settings.python}) can only import from the checkout root, and the environment process runs with only its own folder on sys.path (${error}). Install the checkout: cd ${settings.root} && ${settings.python} -m pip install -e . — otherwise the environment dies after the trainer registered.`,
+      { environment_file: file, import_error: error },
+    );
+  }
+  return unmet(
+    detail,
+    `The environment ${file} fails to import the way its process imports it (only its own folder on sys.path, cwd ${settings.root}): ${error}. Fix the import (reproduce it with: cd ${settings.root} && ${settings.python} ${file} --help) before starting: the environment would die after the trainer registered.`,
+    { environment_file: file, import_error: error },
+  );
+}
+
+/** The selected environment imports as `python <file> serve` imports it; not applicable without a selection. */
+export const ENVIRONMENT_IMPORT: Requirement = {
+  check: 'environment import',
+  required: ({ environmentFile }) => environmentFile !== undefined,
+  atStart: true,
+  async evaluate({ settings, interpreter, environmentFile }) {
+    if (environmentFile === undefined) return met('no environment selected');
+    const probe = await interpreter();
+    if (!probe.runnable) return unmet('not checked: no interpreter', `The environment was not checked: RL_PYTHON (${settings.python}) cannot be run. Fix the python check first.`, { python: settings.python });
+    const error = probe.environment;
+    return error === null || error === undefined ? met(`${basename(environmentFile)} imports`) : environmentImportFailure(environmentFile, error, settings);
+  },
+};
 
 const LISTED_ENVIRONMENTS = 8;
 

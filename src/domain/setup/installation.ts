@@ -84,38 +84,62 @@ export type ProbedModule = (typeof PROBED_MODULES)[number];
  * or the first line of its import error. Not runnable: the reason, as a sentence with the fix.
  */
 export type InterpreterProbe =
-  | { runnable: true; version: PythonVersion; imports: Record<ProbedModule, string | null> }
+  | {
+      runnable: true;
+      version: PythonVersion;
+      imports: Record<ProbedModule, string | null>;
+      /** The selected environment's file imported as its process imports it: null, or its import error. */
+      environment?: string | null;
+    }
   | { runnable: false; message: string };
 
 // The version goes out first and flushed, on a line of its own: an import that hangs until the
-// timeout, or an old interpreter that fails on the rest, still tells its version.
+// timeout, or an old interpreter that fails on the rest, still tells its version. With an
+// environment file (argv[1]) everything is imported as \`python <file> serve\` would: only the
+// file's own folder on sys.path, not the checkout root the cwd would add, so a checkout that was
+// never \`pip install -e .\`-ed fails here instead of after the trainer registered.
 const INTERPRETER_PROBE = `
-import importlib, json, sys
+import importlib, importlib.util, json, os, sys
 print("%d.%d.%d" % sys.version_info[:3], flush=True)
+def error(exc):
+    return ((type(exc).__name__ + ": " + str(exc)).splitlines() or [type(exc).__name__])[0]
+env_file = sys.argv[1] if len(sys.argv) > 1 else None
+if env_file:
+    sys.path[0] = os.path.dirname(os.path.abspath(env_file))
 out = {}
 for name in ${JSON.stringify(PROBED_MODULES)}:
     try:
         importlib.import_module(name)
         out[name] = None
     except BaseException as exc:
-        out[name] = (type(exc).__name__ + ": " + str(exc)).splitlines()[0]
+        out[name] = error(exc)
+if env_file:
+    try:
+        sys.argv = [env_file]
+        spec = importlib.util.spec_from_file_location("rl_training_mcp_probed_environment", env_file)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        out["environment"] = None
+    except BaseException as exc:
+        out["environment"] = error(exc)
 print(json.dumps(out))
 `;
 
-function importErrors(stdout: string, fallback: string): Record<ProbedModule, string | null> {
+function importErrors(stdout: string, fallback: string, environment: boolean): Pick<InterpreterProbe & { runnable: true }, 'imports' | 'environment'> {
   let answer: unknown;
   try {
     answer = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
   } catch {
-    // No answer (the probe died or hung): every module gets the fallback.
+    // No answer (the probe died or hung): everything gets the fallback.
   }
   const parsed = typeof answer === 'object' && answer !== null ? (answer as Record<string, string | null>) : {};
-  return Object.fromEntries(PROBED_MODULES.map((name) => [name, name in parsed ? parsed[name]! : fallback])) as Record<ProbedModule, string | null>;
+  const of = (name: string): string | null => (name in parsed ? parsed[name]! : fallback);
+  const imports = Object.fromEntries(PROBED_MODULES.map((name) => [name, of(name)])) as Record<ProbedModule, string | null>;
+  return environment ? { imports, environment: of('environment') } : { imports };
 }
 
 /** Launches RL_PYTHON once to read its version and try the imports a run needs. */
-export async function probeInterpreter(settings: Settings, signal?: AbortSignal): Promise<InterpreterProbe> {
-  const result = await execa(settings.python, ['-c', INTERPRETER_PROBE], {
+export async function probeInterpreter(settings: Settings, signal?: AbortSignal, environmentFile?: string): Promise<InterpreterProbe> {
+  const result = await execa(settings.python, ['-c', INTERPRETER_PROBE, ...(environmentFile !== undefined ? [environmentFile] : [])], {
     cwd: settings.root,
     env: childEnv(settings.processEnv),
     extendEnv: false,
@@ -133,7 +157,8 @@ export async function probeInterpreter(settings: Settings, signal?: AbortSignal)
     };
   }
   const version = { version: match[0], major: Number(match[1]), minor: Number(match[2]) };
-  return { runnable: true, version, imports: importErrors(result.stdout, result.timedOut ? 'timed out' : `the import probe gave no answer (${lastError})`) };
+  const fallback = result.timedOut ? 'timed out' : `the import probe gave no answer (${lastError})`;
+  return { runnable: true, version, ...importErrors(result.stdout, fallback, environmentFile !== undefined) };
 }
 
 export function isSupportedPython(v: PythonVersion): boolean {

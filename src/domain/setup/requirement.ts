@@ -17,6 +17,8 @@ export interface StartContext {
   settings: Settings;
   /** Whether the run uses W&B (runUsesWandb): WANDB_API_KEY is required only then. */
   useWandb: boolean;
+  /** The selected environment's file, when there is a selection: it must import as its process imports it. */
+  environmentFile?: string;
   signal?: AbortSignal;
   /** RL_PYTHON's version and imports: one interpreter launch, shared by the checks that need it. */
   interpreter(): Promise<InterpreterProbe>;

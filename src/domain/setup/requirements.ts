@@ -9,7 +9,7 @@ import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 import { runUsesWandb } from '../config/selection.js';
 import { API_PORT, INFERENCE_PORT, OPENROUTER_API_KEY, RL_HOME, TINKER_API_KEY, WANDB_ACCESS, WANDB_API_KEY } from './hostRequirements.js';
-import { ATROPOSLIB, ENVIRONMENTS, LAUNCH_TRAINING, PYTHON, RUN_API, TINKER } from './installRequirements.js';
+import { ATROPOSLIB, ENVIRONMENT_IMPORT, ENVIRONMENTS, LAUNCH_TRAINING, PYTHON, RUN_API, TINKER } from './installRequirements.js';
 import { probeInterpreter } from './installation.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
 
@@ -27,6 +27,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
   PYTHON,
   ATROPOSLIB,
   TINKER,
+  ENVIRONMENT_IMPORT,
   ENVIRONMENTS,
   RL_HOME,
   API_PORT,
@@ -39,9 +40,21 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
   return () => (made ??= make());
 }
 
-/** What a start's checks read; `selectedValues` are the selected config's values, when there is a selection. */
-export function startContext(settings: Settings, selectedValues: Record<string, JsonValue> | undefined, signal?: AbortSignal): StartContext {
-  return { settings, useWandb: runUsesWandb(settings, selectedValues), signal, interpreter: once(() => probeInterpreter(settings, signal)) };
+/** The selected environment and its config's values, when there is a selection. */
+export interface SelectedForChecks {
+  file: string;
+  values: Record<string, JsonValue>;
+}
+
+/** What a start's checks read. */
+export function startContext(settings: Settings, selected: SelectedForChecks | undefined, signal?: AbortSignal): StartContext {
+  return {
+    settings,
+    useWandb: runUsesWandb(settings, selected?.values),
+    ...(selected !== undefined ? { environmentFile: selected.file } : {}),
+    signal,
+    interpreter: once(() => probeInterpreter(settings, signal, selected?.file)),
+  };
 }
 
 /** A start: its requirements in order; UserError(message, hints) at the first required one unmet. */

@@ -12,12 +12,20 @@ class from source with `ast` (annotated fields, literal defaults, `Field(default
 Enum classes of the same file) plus the literal keyword arguments `config_init()` passes to it. The
 server adds the known BaseEnvConfig fields, so only the file's own fields are returned here.
 
+Import mode also reports what decides whether the environment can train on Tinker:
+`server_configs`, the type of config_init()'s second value ("list", "single" for one
+APIServerConfig, "baseline" for a bare ServerBaseline, else "unknown"), and `managed_server`,
+whether the code of the environment's classes (atroposlib's own left out), the helper functions
+beside them, or a module their files import from outside the standard library and installed
+packages names `managed_server`.
+
 Output (stdout, one JSON object):
   {"introspection": "import"|"static", "import_error"?, "config_class",
    "fields": [{"name", "type", "kind", "nullable", "enum"?, "enum_names"?, "items"?,
                "minimum"?, "maximum"?, "exclusiveMinimum"?, "exclusiveMaximum"?,
                "default", "description"}],
-   "values": {name: current value}}
+   "values": {name: current value}, "managed_server"?, "server_configs"?,
+   "sources"?: [files of the environment's own code that were looked at]}
 Anything the environment prints goes to stderr so stdout stays one JSON document.
 """
 import argparse
@@ -30,6 +38,7 @@ import json
 import math
 import os
 import sys
+import sysconfig
 import traceback
 import types
 import typing
@@ -225,6 +234,107 @@ def import_module(path, root):
     return module
 
 
+# --- Tinker readiness (import mode) ------------------------------------------------------------
+
+def load_discover():
+    """python/discover.py, for its reading of managed_server, under a name no environment uses."""
+    spec = importlib.util.spec_from_file_location("_rl_mcp_discover", os.path.join(os.path.dirname(os.path.abspath(__file__)), "discover.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def server_configs_shape(value):
+    """The way atroposlib's CLI sorts config_init()'s server configs (by isinstance)."""
+    if isinstance(value, list):
+        return "list"
+    names = {cls.__name__ for cls in type(value).__mro__}
+    return "single" if "APIServerConfig" in names else "baseline" if "ServerBaseline" in names else "unknown"
+
+
+INSTALLED = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    if p
+)
+
+
+def own_source(module):
+    """The .py file of a module that is the environment's code: not atroposlib, the standard
+    library or an installed package (whose code only atroposlib itself would name managed_server in)."""
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str) or not path.endswith(".py") or module.__name__.split(".")[0] == "atroposlib":
+        return None
+    real = os.path.realpath(path)
+    parts = real.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts or real.startswith(INSTALLED):
+        return None
+    return real
+
+
+def imported_modules(module):
+    """The modules `module`'s namespace holds, or holds something from (`from x import f`)."""
+    found = []
+    for value in list(vars(module).values()):
+        try:
+            other = value if isinstance(value, types.ModuleType) else sys.modules.get(getattr(value, "__module__", None) or "")
+        except Exception:  # an object whose attribute lookup runs code and fails
+            continue
+        if other is not None and other is not module:
+            found.append(other)
+    return found
+
+
+class ManagedServerUse:
+    """Where the environment's own code lives, and whether it names managed_server there: in the
+    body of one of its classes, beside them in their files, or anywhere in a module those files
+    import. Each file is read once, with discover.py's reader."""
+
+    def __init__(self, env_cls):
+        self.discover = load_discover()
+        self.classes, imported = [], set()
+        for cls in env_cls.__mro__:
+            module = sys.modules.get(cls.__module__)
+            path = own_source(module) if module is not None else None
+            if path is not None:
+                self.classes.append((cls.__name__, path))
+                imported.update(filter(None, map(own_source, imported_modules(module))))
+        self.imported = sorted(imported)
+        self.read = {}
+
+    def files(self):
+        """Every file whose change could change the answer."""
+        return sorted({path for _, path in self.classes} | set(self.imported))
+
+    def of(self, path):
+        """(names of the module-level classes whose body names it, whether code outside them does)"""
+        if path not in self.read:
+            with open(path, "rb") as handle:
+                tree = ast.parse(handle.read(), filename=path)
+            classes = [n for n in self.discover.module_level(tree.body) if isinstance(n, ast.ClassDef)]
+            users = {c.name for c in classes if self.discover.names_managed_server(c)}
+            self.read[path] = (users, self.discover.names_managed_server(tree, skip=set(classes)))
+        return self.read[path]
+
+    def found(self):
+        for name, path in self.classes:
+            users, outside = self.of(path)
+            if name in users or outside:
+                return True
+        return any(any(self.of(path)) for path in self.imported)
+
+
+def tinker_facts(env_cls, result):
+    """managed_server, server_configs, and the files read for them (the server's cache watches them)."""
+    servers = result[1] if isinstance(result, (tuple, list)) and len(result) >= 2 else None
+    try:
+        use = ManagedServerUse(env_cls)
+        return {"managed_server": use.found(), "server_configs": server_configs_shape(servers), "sources": use.files()}
+    except Exception:  # the fields still stand; the server falls back to discovery's reading
+        traceback.print_exc()
+        return {}
+
+
 def introspect_import(path, class_name, root):
     sys.argv = [path]  # some environments read their own flags at import or in config_init
     module = import_module(path, root)
@@ -241,7 +351,9 @@ def introspect_import(path, class_name, root):
     else:
         raise TypeError("config_init() returned %s, not a pydantic model" % cls.__name__)
     values = {f["name"]: jsonable(getattr(env_config, f["name"], None)) for f in fields}
-    return {"introspection": "import", "config_class": cls.__name__, "fields": fields, "values": values}
+    answer = {"introspection": "import", "config_class": cls.__name__, "fields": fields, "values": values}
+    answer.update(tinker_facts(env_cls, result))
+    return answer
 
 
 # --- static mode -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import { staticFields, withKnownConstraints } from './baseEnvConfig.js';
 import { childEnv } from '../../core/childEnv.js';
 import { UserError } from '../../core/errors.js';
 import type { FieldInfo } from './fields.js';
+import { SERVER_CONFIGS_SHAPES, type TinkerFacts } from '../environments/tinkerReadiness.js';
 import type { Logger } from '../../core/logger.js';
 import { PYTHON_HELPERS_DIR } from '../../core/paths.js';
 import { type JsonValue } from '../../core/json.js';
@@ -36,6 +37,10 @@ export interface Introspection {
   fields: FieldInfo[];
   /** config_init() values (static: class defaults overlaid with config_init's literal arguments). */
   values: Record<string, JsonValue>;
+  /** Read from the imported classes and config_init()'s value (import answers only). */
+  tinker?: TinkerFacts;
+  /** The files of the environment's own code the import answer was read from (bases, helper modules). */
+  sources?: string[];
 }
 
 const SCALAR = z.enum(['int', 'float', 'bool', 'str']);
@@ -62,6 +67,9 @@ const HELPER_ANSWER = z.object({
   config_class: z.string(),
   fields: z.array(HELPER_FIELD),
   values: z.record(z.string(), z.json()),
+  managed_server: z.boolean().optional(),
+  server_configs: z.enum(SERVER_CONFIGS_SHAPES).optional(),
+  sources: z.array(z.string()).optional(),
 });
 type HelperAnswer = z.output<typeof HELPER_ANSWER>;
 
@@ -76,8 +84,12 @@ class HelperFailure extends Error {
 }
 
 export class Introspector {
-  /** Import answers only: a static one depends on what is installed, not on the file, so it is retried. */
-  private readonly cache = new Map<string, { stamp: string; result: Introspection }>();
+  /**
+   * Import answers only: a static one depends on what is installed, not on the file, so it is
+   * retried. Valid while the environment's file and the other files of its code the answer was
+   * read from are unchanged: porting a helper module to managed_server changes the answer.
+   */
+  private readonly cache = new Map<string, { stamp: string; sources: string[]; result: Introspection }>();
 
   constructor(
     private readonly settings: Settings,
@@ -92,11 +104,13 @@ export class Introspector {
     const key = `${env.file_path}\0${env.class_name}`;
     const stamp = `${info.mtimeMs}:${info.size}:${this.settings.python}`;
     const hit = this.cache.get(key);
-    if (hit?.stamp === stamp) return hit.result;
+    if (hit !== undefined && hit.stamp === stamp + (await filesStamp(hit.sources))) return hit.result;
 
     const result = await this.introspect(env, signal);
-    if (result.introspection === 'import') this.cache.set(key, { stamp, result });
-    else this.cache.delete(key);
+    if (result.introspection === 'import') {
+      const sources = result.sources ?? [];
+      this.cache.set(key, { stamp: stamp + (await filesStamp(sources)), sources, result });
+    } else this.cache.delete(key);
     return result;
   }
 
@@ -154,6 +168,12 @@ export class Introspector {
   }
 }
 
+/** (mtime, size) of each file, so that a change to any of them is seen. */
+async function filesStamp(paths: readonly string[]): Promise<string> {
+  const stats = await Promise.all(paths.map((p) => stat(p).catch(() => undefined)));
+  return stats.map((s) => (s ? `|${s.mtimeMs}:${s.size}` : '|gone')).join('');
+}
+
 function killGroup(pid: number | undefined): void {
   try {
     if (pid !== undefined) process.kill(-pid, 'SIGKILL');
@@ -172,7 +192,15 @@ function safeJson(text: string): unknown {
 
 function toIntrospection(answer: HelperAnswer): Introspection {
   if (answer.introspection === 'import') {
-    return { introspection: 'import', config_class: answer.config_class, fields: withKnownConstraints(answer.fields), values: answer.values };
+    const { managed_server, server_configs, sources } = answer;
+    return {
+      introspection: 'import',
+      config_class: answer.config_class,
+      fields: withKnownConstraints(answer.fields),
+      values: answer.values,
+      ...(managed_server !== undefined && server_configs !== undefined ? { tinker: { managed_server, server_configs } } : {}),
+      ...(sources !== undefined ? { sources } : {}),
+    };
   }
   const fields = withKnownConstraints(staticFields(answer.fields));
   return {

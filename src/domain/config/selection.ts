@@ -5,6 +5,7 @@
  */
 import { UserError } from '../../core/errors.js';
 import type { DiscoveredEnvironment } from '../environments/catalog.js';
+import type { TinkerFacts } from '../environments/tinkerReadiness.js';
 import { allowedText, closestName, coerceFieldValue, expectedText, FieldValueError, type FieldInfo } from './fields.js';
 import { Introspector } from './introspection.js';
 import type { Logger } from '../../core/logger.js';
@@ -20,6 +21,8 @@ export interface SelectedConfig {
   config_class: string;
   /** Every field of the environment's config class. */
   fields: FieldInfo[];
+  /** From the import when it worked, else what discovery read from the source. */
+  tinker: TinkerFacts;
   /** Current values of the NON-locked env fields (null = unset); wandb_name always set. */
   values: Record<string, JsonValue>;
   /** Run-level: the W&B project of the run; default settings.wandb.project. */
@@ -124,6 +127,7 @@ export class ConfigSelection {
       ...(found.import_error !== undefined ? { import_error: found.import_error } : {}),
       config_class: found.config_class,
       fields: found.fields,
+      tinker: found.tinker ?? { managed_server: environment.managed_server, server_configs: environment.server_configs },
       values,
       wandbProject: this.settings.wandb.project,
     };

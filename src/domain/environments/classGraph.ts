@@ -99,6 +99,58 @@ export class ClassGraph {
     return this.envParents.get(ref.cls) ?? [];
   }
 
+  /** The class and its environment bases, depth first (the order Python's MRO mostly follows). */
+  chain(ref: ClassRef): ClassRef[] {
+    const out: ClassRef[] = [];
+    const visit = (r: ClassRef): void => {
+      if (out.some((o) => o.cls === r.cls)) return; // a diamond: each class once
+      out.push(r);
+      for (const parent of this.parents(r)) visit(parent);
+    };
+    visit(ref);
+    return out;
+  }
+
+  /** The parsed files, by path. */
+  paths(): Iterable<string> {
+    return this.modules.keys();
+  }
+
+  /** What python/discover.py read in the file at `path`. */
+  parsed(path: string): ParsedModule {
+    return this.modules.get(path)!.parsed;
+  }
+
+  /** The scanned files the file at `path` imports from (`import a.b`, `from a.b import f`, `from a.b import *`). */
+  importedFiles(path: string): string[] {
+    const module = this.modules.get(path)!;
+    const found = new Set<string>();
+    for (const name of [...Object.values(module.parsed.imports), ...(module.parsed.stars ?? [])]) {
+      const segs = name.split('.');
+      for (let k = segs.length; k >= 1; k--) {
+        const target = this.nearest(segs.slice(0, k).join('.'), module);
+        if (target === undefined) continue;
+        if (target !== module) found.add(target.path);
+        break;
+      }
+    }
+    return [...found];
+  }
+
+  /** What the module-level function `dotted` (as written in the file at `path`) returns, when its file says. */
+  functionReturn(path: string, dotted: string, hops = 0): 'list' | 'single' | undefined {
+    const module = this.modules.get(path)!;
+    const [head, ...rest] = dotted.split('.') as [string, ...string[]];
+    if (rest.length === 0 && module.parsed.returns?.[head] !== undefined) return module.parsed.returns[head];
+    if (!Object.hasOwn(module.parsed.imports, head) || hops > MAX_HOPS) return undefined;
+    const segs = [...module.parsed.imports[head]!.split('.'), ...rest];
+    for (let k = segs.length - 1; k >= 1; k--) {
+      const target = this.nearest(segs.slice(0, k).join('.'), module);
+      if (target !== undefined && target !== module) return this.functionReturn(target.path, segs.slice(k).join('.'), hops + 1);
+    }
+    return undefined;
+  }
+
   /** `env_config_cls` of the class or, as Python's MRO would find it, of its environment bases. */
   configClass(ref: ClassRef): string | undefined {
     return ref.cls.config_cls ?? this.parents(ref).map((p) => this.configClass(p)).find((c) => c !== undefined);

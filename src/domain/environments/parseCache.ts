@@ -3,6 +3,9 @@
  * persisted under RL_HOME/cache/ so a restarted server lists a large tree without running Python.
  * The file is stamped with a format version, the helper's hash and the interpreter (a newer Python
  * accepts more syntax); a different stamp or a damaged file just means parsing again.
+ * An entry holds only what its own file says: whatever depends on another file (a base class, a
+ * helper module's use of managed_server) is resolved from these facts for every report, so an
+ * edit to that other file alone is enough to change it.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -11,6 +14,7 @@ import { dirname } from 'node:path';
 import type { Logger } from '../../core/logger.js';
 import { DISCOVER_SCRIPT, type ParseResult } from './pythonReader.js';
 import type { SourceFile } from './sourceFiles.js';
+import { SERVER_CONFIGS_SHAPES } from './tinkerReadiness.js';
 
 const FORMAT_VERSION = 1;
 
@@ -32,10 +36,27 @@ type StoredEntry = [path: string, mtimeMs: number, size: number, result: ParseRe
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
 const isOptionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
+const isOptionalTrue = (v: unknown): boolean => v === undefined || v === true;
+const SHAPES: readonly unknown[] = SERVER_CONFIGS_SHAPES.filter((s) => s !== 'baseline');
+
 function isParsedClass(v: unknown): boolean {
   if (typeof v !== 'object' || v === null) return false;
   const c = v as Record<string, unknown>;
-  return typeof c.name === 'string' && isStringArray(c.bases) && typeof c.line === 'number' && isOptionalString(c.env_name) && isOptionalString(c.config_cls) && isOptionalString(c.doc);
+  return (
+    typeof c.name === 'string' &&
+    isStringArray(c.bases) &&
+    typeof c.line === 'number' &&
+    isOptionalString(c.env_name) &&
+    isOptionalString(c.config_cls) &&
+    isOptionalString(c.doc) &&
+    isOptionalTrue(c.managed_server) &&
+    (c.server_configs === undefined || SHAPES.includes(c.server_configs)) &&
+    isOptionalString(c.server_configs_call)
+  );
+}
+
+function isReturns(v: unknown): boolean {
+  return v === undefined || (typeof v === 'object' && v !== null && Object.values(v).every((s) => s === 'list' || s === 'single'));
 }
 
 /** Enough shape checking that a hand-edited or foreign file cannot feed the resolver garbage. */
@@ -50,7 +71,9 @@ function isParseResult(v: unknown): v is ParseResult {
     r.imports !== null &&
     Object.values(r.imports).every((i) => typeof i === 'string') &&
     (r.stars === undefined || isStringArray(r.stars)) &&
-    isOptionalString(r.doc)
+    isOptionalString(r.doc) &&
+    isOptionalTrue(r.managed_server) &&
+    isReturns(r.returns)
   );
 }
 

@@ -11,8 +11,12 @@ import { UserError } from '../../core/errors.js';
 import { PYTHON_HELPERS_DIR } from '../../core/paths.js';
 import { type Settings } from '../../core/settings.js';
 import type { SourceFile } from './sourceFiles.js';
+import type { ServerConfigsShape } from './tinkerReadiness.js';
 
 export const DISCOVER_SCRIPT = join(PYTHON_HELPERS_DIR, 'discover.py');
+
+/** What source alone tells of a server configs value: a bare ServerBaseline() is a call like APIServerConfig(). */
+export type StaticServerConfigs = Exclude<ServerConfigsShape, 'baseline'>;
 
 export interface ParsedClass {
   name: string;
@@ -24,6 +28,12 @@ export interface ParsedClass {
   /** The class attribute `env_config_cls = X`, dotted as written. */
   config_cls?: string;
   doc?: string;
+  /** Code in the class body names `managed_server`. */
+  managed_server?: true;
+  /** What the class's own `config_init` returns as server configs, when it defines one... */
+  server_configs?: StaticServerConfigs;
+  /** ...or the helper it calls for them, dotted as written (`tinker_server_configs`). */
+  server_configs_call?: string;
 }
 
 export interface ParsedModule {
@@ -32,6 +42,10 @@ export interface ParsedModule {
   imports: Record<string, string>;
   stars?: string[];
   doc?: string;
+  /** Code outside the module's classes (its helper functions) names `managed_server`. */
+  managed_server?: true;
+  /** Module-level functions whose last return is a list of server configs or a single one. */
+  returns?: Record<string, 'list' | 'single'>;
 }
 
 export type ParseResult = ParsedModule | { error: string };

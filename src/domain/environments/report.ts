@@ -5,7 +5,8 @@
  */
 import { basename } from 'node:path';
 import { append, ClassGraph, moduleKey, type ClassRef } from './classGraph.js';
-import type { ParsedModule, ParseResult } from './pythonReader.js';
+import type { ParsedModule, ParseResult, StaticServerConfigs } from './pythonReader.js';
+import { SourceFacts } from './sourceFacts.js';
 
 export interface DiscoveredEnvironment {
   name: string;
@@ -15,6 +16,10 @@ export interface DiscoveredEnvironment {
   description: string;
   /** `env_config_cls` (own or inherited), else "BaseEnvConfig". */
   config_class: string;
+  /** Its classes, or modules their files import, call `managed_server` (needed to train on Tinker). */
+  managed_server: boolean;
+  /** What its config_init returns as server configs, as far as the source tells. */
+  server_configs: StaticServerConfigs;
 }
 
 export interface DiscoveryReport {
@@ -34,13 +39,19 @@ function stem(path: string): string {
   return basename(path).replace(/\.py$/, '');
 }
 
-function toEnvironment(graph: ClassGraph, ref: ClassRef, moduleDoc: string | undefined): DiscoveredEnvironment {
+/** `_x.py`: a helper module. Read for what its classes and functions give others, never offered itself. */
+function isPrivate(path: string): boolean {
+  return basename(path).startsWith('_');
+}
+
+function toEnvironment(graph: ClassGraph, facts: SourceFacts, ref: ClassRef, moduleDoc: string | undefined): DiscoveredEnvironment {
   return {
     name: ref.cls.env_name ?? stem(ref.path),
     class_name: ref.cls.name,
     file_path: ref.path,
     description: ref.cls.doc ?? moduleDoc ?? `Environment from ${basename(ref.path)}`,
     config_class: graph.configClass(ref)?.split('.').at(-1) ?? DEFAULT_CONFIG_CLASS,
+    ...facts.of(ref),
   };
 }
 
@@ -59,9 +70,10 @@ export function buildReport(files: Iterable<{ path: string; result: ParseResult 
   const subclassed = new Set(environments.flatMap((ref) => graph.parents(ref).map((p) => p.cls)));
   const isAbstract = (ref: ClassRef): boolean => ref.cls.env_name === undefined && subclassed.has(ref.cls);
 
+  const facts = new SourceFacts(graph);
   const trainable = environments
-    .filter((ref) => !isAbstract(ref))
-    .map((ref) => toEnvironment(graph, ref, moduleDocs.get(ref.path)))
+    .filter((ref) => !isAbstract(ref) && !isPrivate(ref.path))
+    .map((ref) => toEnvironment(graph, facts, ref, moduleDocs.get(ref.path)))
     .sort((a, b) => byText(a.name, b.name) || byText(a.file_path, b.file_path) || byText(a.class_name, b.class_name));
   return {
     environments: trainable,

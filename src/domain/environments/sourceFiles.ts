@@ -1,7 +1,8 @@
 /**
- * The candidate environment files: every `*.py` below the scanned directories, without private
- * modules (`_x.py`, `__init__.py`), hidden entries, virtualenvs and vendored or cache folders,
- * each with the (mtime, size) pair the parse cache is keyed by.
+ * The files discovery reads: every `*.py` below the scanned directories, without dunder files
+ * (`__init__.py`), hidden entries, virtualenvs and vendored or cache folders, each with the
+ * (mtime, size) pair the parse cache is keyed by. Private modules (`_rollouts.py`) are read for
+ * what they give the environments that import them, but never offered as environments.
  *
  * Synchronous on purpose: a stat takes microseconds, less than a round trip through libuv's thread
  * pool, so a tree of 1000 files is listed in ~8 ms this way against ~20 ms with fs/promises.
@@ -63,7 +64,7 @@ function collect(dir: string, depth: number, out: Set<string>, visited: Set<stri
     const name = entry.name;
     if (name.startsWith('.')) continue;
     const kind = kindOf(dir, entry);
-    if (kind === 'file' && name.endsWith('.py') && !name.startsWith('_')) out.add(join(dir, name));
+    if (kind === 'file' && name.endsWith('.py') && !name.startsWith('__')) out.add(join(dir, name));
     else if (kind === 'dir' && !SKIPPED_DIRS.has(name) && depth < MAX_DEPTH) collect(join(dir, name), depth + 1, out, visited);
   }
 }

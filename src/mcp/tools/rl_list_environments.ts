@@ -1,6 +1,7 @@
 /** rl_list_environments: the trainable environments found by static discovery (Hermes tool 1). */
 import { z } from 'zod';
 import { environmentDirs } from '../../domain/environments/catalog.js';
+import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerProblemDetails, tinkerProblems } from '../../domain/environments/tinkerReadiness.js';
 import { defineTool } from './define.js';
 
 /** Side lists (skipped files, abstract bases, ambiguous names) are for diagnosis: a screenful is enough. */
@@ -17,7 +18,12 @@ const environment = z.object({
   file_path: z.string(),
   description: z.string(),
   config_class: z.string(),
+  managed_server: z.boolean().describe('Its code samples through managed_server, which the Tinker trainer needs (read from source)'),
+  server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']).describe('What config_init returns as server configs (read from source; a ServerBaseline() counts as single)'),
+  tinker_problems: z.array(z.enum(TINKER_PROBLEM_CODES)).describe('What stops it training on Tinker, or what the server works around for it: codes explained once in problem_details; empty when none'),
 });
+
+const problemDetail = z.object({ blocking: z.boolean(), message: z.string(), fix: z.string() });
 
 function bounded<T>(list: readonly T[]): { shown: T[]; omitted: number } {
   return { shown: list.slice(0, MAX_SIDE_ENTRIES), omitted: Math.max(0, list.length - MAX_SIDE_ENTRIES) };
@@ -41,6 +47,9 @@ export const rlListEnvironments = defineTool({
       .describe('Names used by several environments: pass the select_as value to rl_select_environment instead'),
     abstract: z.array(z.object({ class_name: z.string(), file_path: z.string() })).describe('Base classes without a name that other environments extend; not trainable'),
     searched: z.array(z.string()).describe('Directories scanned'),
+    problem_details: z
+      .partialRecord(z.enum(TINKER_PROBLEM_CODES), problemDetail)
+      .describe('What each tinker_problems code means: what happens upstream and what to do; blocking problems make a run fail after paid rollouts'),
     omitted: z
       .object({ skipped: z.number().int(), duplicates: z.number().int(), abstract: z.number().int() })
       .optional()
@@ -53,20 +62,24 @@ export const rlListEnvironments = defineTool({
     const skipped = bounded(report.skipped);
     const duplicates = bounded(report.duplicates);
     const abstract = bounded(report.abstract);
+    const environments = report.environments.map((env) => ({ ...env, tinker_problems: tinkerProblems(env).map((p) => p.code) }));
     const tips = [...TIPS];
+    const blocked = environments.filter((e) => e.tinker_problems.includes('no_managed_server')).length;
+    if (blocked > 0) tips.push(`${blocked} of these cannot train on Tinker as they are (tinker_problems: no_managed_server; see problem_details).`);
     if (report.environments.length === 0) {
       tips.unshift(`No environments found in ${searched.join(', ')}. Set TINKER_ATROPOS_ROOT to a tinker-atropos checkout or add folders to RL_ENVIRONMENTS_DIRS.`);
     }
     if (report.duplicates.length > 0) tips.push('Some names are used twice (see duplicates): select those by their select_as value.');
     const omitted = { skipped: skipped.omitted, duplicates: duplicates.omitted, abstract: abstract.omitted };
     return {
-      environments: report.environments,
-      count: report.environments.length,
+      environments,
+      count: environments.length,
       tips,
       skipped: skipped.shown,
       duplicates: duplicates.shown,
       abstract: abstract.shown,
       searched,
+      problem_details: tinkerProblemDetails(new Set(environments.flatMap((e) => e.tinker_problems))),
       ...(Object.values(omitted).some((n) => n > 0) ? { omitted } : {}),
     };
   },

@@ -45,7 +45,7 @@ export function doctorSources(runtime: Runtime): DoctorSources {
     activeRuns: () => runtime.runs.list().flatMap((r) => (!isDamaged(r) && isActive(r.status) ? [r.run_id] : [])),
     selected: () => {
       const current = runtime.selection.current();
-      return current && { file: current.environment.file_path, values: current.values };
+      return current && { file: current.environment.file_path, values: current.values, tinker: current.tinker };
     },
     scanEnvironments: () => runtime.environments.scan(),
     checkWandbAccess: (signal) => runtime.wandb.checkAccess(signal),

@@ -30,8 +30,14 @@ export interface ProcessCommandOptions {
   baseUrl: string;
   modelId: string;
   serverType: ServerType;
-  /** The 0600 YAML holding `openai.api_key`. */
+  /** The 0600 YAML holding `openai.api_key` (one entry), or the whole `openai:` list (two entries). */
   keyConfigFile: string;
+  /**
+   * 2 when the environment's config_init does not return a list: atroposlib would spread a single
+   * config to localhost:9004-9007, and refuses --openai.* flags beside a YAML list, so the endpoint
+   * is then given only in the file, twice.
+   */
+  serverEntries?: 1 | 2;
 }
 
 /**
@@ -51,9 +57,16 @@ export function processCommand(settings: Settings, opts: ProcessCommandOptions):
     const value = settings.locked.env[field];
     if (value !== undefined && value !== null) args.push(...flag(`env.${field}`, value));
   }
-  args.push(...flag('openai.base_url', opts.baseUrl), ...flag('openai.model_name', opts.modelId));
-  args.push(...flag('openai.server_type', opts.serverType), ...flag('openai.health_check', false));
+  if (opts.serverEntries !== 2) {
+    args.push(...flag('openai.base_url', opts.baseUrl), ...flag('openai.model_name', opts.modelId));
+    args.push(...flag('openai.server_type', opts.serverType), ...flag('openai.health_check', false));
+  }
   return { file: settings.python, args };
+}
+
+/** One `openai:` entry of a model under test (the key is added by the KeyConfig). */
+export function endpointEntry(opts: Pick<ProcessCommandOptions, 'baseUrl' | 'modelId' | 'serverType'>): Record<string, JsonValue> {
+  return { base_url: opts.baseUrl, model_name: opts.modelId, server_type: opts.serverType, health_check: false };
 }
 
 /** The allow-listed environment of a test child; W&B credentials only when W&B is asked for. */
@@ -70,6 +83,8 @@ export function processEnv(settings: Settings, useWandb: boolean): Record<string
  */
 export interface KeyConfig {
   path: string;
+  /** Writes a 0600 file beside it holding a whole `openai:` list, the key in every entry; its path. */
+  serversFile(name: string, entries: Record<string, JsonValue>[]): Promise<string>;
   remove(): Promise<void>;
 }
 
@@ -77,5 +92,10 @@ export async function writeKeyConfig(apiKey: string): Promise<KeyConfig> {
   const dir = await mkdtemp(join(tmpdir(), 'rl-inference-key-'));
   const path = join(dir, 'openai.yaml');
   await writeFile(path, stringify({ openai: { api_key: apiKey } }), { mode: 0o600, flag: 'wx' });
-  return { path, remove: () => rm(dir, { recursive: true, force: true }) };
+  const serversFile = async (name: string, entries: Record<string, JsonValue>[]): Promise<string> => {
+    const file = join(dir, `${name.replace(/[^A-Za-z0-9_-]/g, '_')}.yaml`);
+    await writeFile(file, stringify({ openai: entries.map((e) => ({ ...e, api_key: apiKey })) }), { mode: 0o600, flag: 'wx' });
+    return file;
+  };
+  return { path, serversFile, remove: () => rm(dir, { recursive: true, force: true }) };
 }

@@ -45,6 +45,8 @@ export interface InferenceTestRequest {
   server_type: ServerType;
   timeout_seconds: number;
   use_wandb: boolean;
+  /** `openai:` entries the environment needs (serverEntriesNeeded); 1 when not given. */
+  server_entries?: 1 | 2;
 }
 
 export interface WaitOptions {
@@ -115,6 +117,7 @@ export class InferenceTests {
         server_type: req.server_type,
         timeout_seconds: req.timeout_seconds,
         use_wandb: req.use_wandb,
+        server_entries: req.server_entries ?? 1,
       },
       { settings, redactor, logger },
       keyConfig,

@@ -6,11 +6,11 @@
  */
 import { EventEmitter } from 'node:events';
 import { rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Logger } from '../../core/logger.js';
 import type { SecretRedactor } from '../../core/redact.js';
 import type { Settings } from '../../core/settings.js';
-import { processCommand, processEnv, type KeyConfig, type ServerType } from './command.js';
+import { endpointEntry, processCommand, processEnv, type KeyConfig, type ServerType } from './command.js';
 import { ModelProcess, type ModelProcessOutcome } from './modelProcess.js';
 import type { TestModel } from './models.js';
 import { readGroupScores, scoreGroups, summarize, type ModelScores, type TestSummary } from './scoring.js';
@@ -33,6 +33,8 @@ export interface TestParameters {
   server_type: ServerType;
   timeout_seconds: number;
   use_wandb: boolean;
+  /** `openai:` entries the environment needs (2 when its config_init does not return a list). */
+  server_entries: 1 | 2;
 }
 
 export type TestStatus = 'running' | 'completed' | 'cancelled';
@@ -200,7 +202,7 @@ export class InferenceTest {
     try {
       let next = 0;
       const worker = async (): Promise<void> => {
-        while (next < this.slots.length) await this.runModel(this.slots[next++]!, keyConfig.path);
+        while (next < this.slots.length) await this.runModel(this.slots[next++]!, keyConfig);
       };
       await Promise.all(Array.from({ length: Math.min(MODEL_CONCURRENCY, this.slots.length) }, worker));
     } finally {
@@ -219,23 +221,25 @@ export class InferenceTest {
     this.events.emit('change');
   }
 
-  private async runModel(slot: Slot, keyConfigPath: string): Promise<void> {
+  private async runModel(slot: Slot, keyConfig: KeyConfig): Promise<void> {
     const base = { model: slot.model.id, name: slot.model.name, scale: slot.model.scale, output_file: slot.files.output, log_file: slot.files.log };
     if (this.cancelReason !== undefined) {
       this.finish(slot, 'cancelled', { ...base, ...scoreGroups([]), error: `Not run: ${this.cancelReason}` });
       return;
     }
     try {
-      await this.startAndJudge(slot, base, keyConfigPath);
+      await this.startAndJudge(slot, base, keyConfig);
     } catch (err) {
       this.services.logger.error({ err, test_id: this.id, model: slot.model.id }, 'inference test model failed');
       this.finish(slot, 'failed', { ...base, ...scoreGroups([]), error: `Internal error: ${err instanceof Error ? err.message : String(err)}` });
     }
   }
 
-  private async startAndJudge(slot: Slot, base: ReportBase, keyConfigPath: string): Promise<void> {
+  private async startAndJudge(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<void> {
     const { settings, redactor } = this.services;
-    const { num_steps, group_size, use_wandb, base_url, server_type, timeout_seconds, environment } = this.params;
+    const { num_steps, group_size, use_wandb, base_url, server_type, timeout_seconds, environment, server_entries } = this.params;
+    const endpoint = endpointEntry({ baseUrl: base_url, modelId: slot.model.id, serverType: server_type });
+    const keyConfigPath = server_entries === 2 ? await keyConfig.serversFile(basename(slot.files.log, '.log'), [endpoint, endpoint]) : keyConfig.path;
     const { file, args } = processCommand(settings, {
       envFile: environment.file_path,
       numSteps: num_steps,
@@ -246,6 +250,7 @@ export class InferenceTest {
       modelId: slot.model.id,
       serverType: server_type,
       keyConfigFile: keyConfigPath,
+      serverEntries: server_entries,
     });
     slot.process = new ModelProcess({
       file,

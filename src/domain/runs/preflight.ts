@@ -46,7 +46,7 @@ export interface Installation {
  */
 export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, signal?: AbortSignal): Promise<Installation> {
   refuseStallingConfig(env);
-  await refuseUnmetRequirements(startContext(settings, { file: selection.environment.file_path, values: selection.values }, signal));
+  await refuseUnmetRequirements(startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker }, signal));
   signal?.throwIfAborted();
   // Both were found a moment ago by the launch_training.py and run-api requirements.
   return { runApi: findRunApi(settings), launchTraining: findLaunchTraining(settings) };

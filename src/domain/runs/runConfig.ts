@@ -10,6 +10,7 @@ import type { SecretRedactor } from '../../core/redact.js';
 import { lockedEnvValues, runUsesWandb } from '../config/selection.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
+import { serverEntriesNeeded, type TinkerFacts } from '../environments/tinkerReadiness.js';
 
 /** What a run needs from the selected environment and its config (ConfigSelection.requireSelection()). */
 export interface RunSelection {
@@ -17,6 +18,8 @@ export interface RunSelection {
   /** Current values of the non-locked env fields; null = unset. */
   values: Record<string, JsonValue>;
   wandbProject: string;
+  /** What the environment's code says about training on Tinker (managed_server, server config shape). */
+  tinker?: TinkerFacts;
 }
 
 /**
@@ -43,6 +46,19 @@ export interface RunNames {
   use_wandb: boolean;
 }
 
+/**
+ * The run's `openai:` section: the trainer's inference server, written twice when the
+ * environment's config_init does not return a list (atroposlib spreads a single config to
+ * localhost:9004-9007 unless the YAML lists two or more servers; two identical entries are used as
+ * written).
+ */
+function serverEntries(settings: Settings, tinker: TinkerFacts | undefined): Record<string, JsonValue>[] {
+  // health_check off unless the operator locks it on: upstream's default sends a 1-token request
+  // to the trainer every second for the whole run, each a paid Tinker sampling call.
+  const entry = { health_check: false, ...settings.locked.openai, base_url: `http://127.0.0.1:${settings.inferencePort}/v1` };
+  return Array.from({ length: serverEntriesNeeded(tinker?.server_configs ?? 'list') }, () => ({ ...entry }));
+}
+
 export function buildRunConfig(settings: Settings, selection: RunSelection, runId: string): { config: RunConfig; names: RunNames } {
   const locked = lockedEnvValues(settings);
   const env: Record<string, JsonValue> = { ...locked };
@@ -55,9 +71,7 @@ export function buildRunConfig(settings: Settings, selection: RunSelection, runI
   const wandbRunName = `${envName}-${runId}`;
   const config: RunConfig = {
     env,
-    // health_check off unless the operator locks it on: upstream's default sends a 1-token request
-    // to the trainer every second for the whole run, each a paid Tinker sampling call.
-    openai: [{ health_check: false, ...settings.locked.openai, base_url: `http://127.0.0.1:${settings.inferencePort}/v1` }],
+    openai: serverEntries(settings, selection.tinker),
     tinker: {
       ...settings.locked.tinker,
       wandb_project: selection.wandbProject,

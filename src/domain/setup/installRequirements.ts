@@ -5,6 +5,7 @@
 import { basename } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { findLaunchTraining, findRunApi, isSupportedPython, MIN_PYTHON, type ProbedModule } from './installation.js';
+import { ALLOW_UNMANAGED_SETTING, tinkerProblems } from '../environments/tinkerReadiness.js';
 import { always, lookup, met, unmet, type Outcome, type Requirement } from './requirement.js';
 
 export const LAUNCH_TRAINING: Requirement = {
@@ -81,6 +82,29 @@ function environmentImportFailure(file: string, error: string, settings: { pytho
     { environment_file: file, import_error: error },
   );
 }
+
+/**
+ * The selected environment can train on Tinker: it samples through managed_server (else the
+ * trainer fails at step 0, after paid rollouts), unless RL_ALLOW_UNMANAGED_ENVIRONMENTS says the
+ * operator knows better. Not applicable without a selection.
+ */
+export const TINKER_READY: Requirement = {
+  check: 'environment on Tinker',
+  required: ({ tinker, settings }) => tinker !== undefined && !settings.allowUnmanagedEnvironments,
+  atStart: true,
+  evaluate({ tinker, settings, environmentFile }) {
+    if (tinker === undefined) return met('no environment selected');
+    const blocking = tinkerProblems(tinker).filter((p) => p.blocking);
+    const name = environmentFile === undefined ? 'the environment' : basename(environmentFile);
+    if (blocking.length === 0) return met(`${name} uses managed_server`);
+    if (settings.allowUnmanagedEnvironments) return met(`${name}: ${blocking.map((p) => p.code).join(', ')}, allowed by ${ALLOW_UNMANAGED_SETTING}`);
+    return unmet(
+      `${name}: ${blocking.map((p) => p.code).join(', ')}`,
+      blocking.map((p) => `${p.message} Fix: ${p.fix}`).join(' '),
+      { environment_file: environmentFile, problems: blocking.map((p) => p.code) },
+    );
+  },
+};
 
 /** The selected environment imports as `python <file> serve` imports it; not applicable without a selection. */
 export const ENVIRONMENT_IMPORT: Requirement = {

@@ -6,6 +6,7 @@
 import { UserError } from '../../core/errors.js';
 import type { Settings } from '../../core/settings.js';
 import type { DiscoveryReport } from '../environments/report.js';
+import type { TinkerFacts } from '../environments/tinkerReadiness.js';
 import type { WandbAccess } from '../wandb/reader.js';
 import type { InterpreterProbe } from './installation.js';
 
@@ -19,6 +20,8 @@ export interface StartContext {
   useWandb: boolean;
   /** The selected environment's file, when there is a selection: it must import as its process imports it. */
   environmentFile?: string;
+  /** What the selected environment's code says about training on Tinker, when there is a selection. */
+  tinker?: TinkerFacts;
   signal?: AbortSignal;
   /** RL_PYTHON's version and imports: one interpreter launch, shared by the checks that need it. */
   interpreter(): Promise<InterpreterProbe>;

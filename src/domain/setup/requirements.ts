@@ -9,9 +9,10 @@ import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 import { runUsesWandb } from '../config/selection.js';
 import { API_PORT, INFERENCE_PORT, OPENROUTER_API_KEY, RL_HOME, TINKER_API_KEY, WANDB_ACCESS, WANDB_API_KEY } from './hostRequirements.js';
-import { ATROPOSLIB, ENVIRONMENT_IMPORT, ENVIRONMENTS, LAUNCH_TRAINING, PYTHON, RUN_API, TINKER } from './installRequirements.js';
+import { ATROPOSLIB, ENVIRONMENT_IMPORT, ENVIRONMENTS, LAUNCH_TRAINING, PYTHON, RUN_API, TINKER, TINKER_READY } from './installRequirements.js';
 import { probeInterpreter } from './installation.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
+import { type TinkerFacts } from '../environments/tinkerReadiness.js';
 
 /**
  * In the order a start checks them: what the server's environment lacks, then the install (the
@@ -27,6 +28,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
   PYTHON,
   ATROPOSLIB,
   TINKER,
+  TINKER_READY,
   ENVIRONMENT_IMPORT,
   ENVIRONMENTS,
   RL_HOME,
@@ -44,6 +46,7 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 export interface SelectedForChecks {
   file: string;
   values: Record<string, JsonValue>;
+  tinker?: TinkerFacts;
 }
 
 /** What a start's checks read. */
@@ -52,6 +55,7 @@ export function startContext(settings: Settings, selected: SelectedForChecks | u
     settings,
     useWandb: runUsesWandb(settings, selected?.values),
     ...(selected !== undefined ? { environmentFile: selected.file } : {}),
+    ...(selected?.tinker !== undefined ? { tinker: selected.tinker } : {}),
     signal,
     interpreter: once(() => probeInterpreter(settings, signal, selected?.file)),
   };

@@ -5,6 +5,7 @@ import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS } from '../../d
 import { TEST_ID_PATTERN } from '../../core/home.js';
 import { DEFAULT_TEST_MODELS } from '../../domain/inference/models.js';
 import { defineTool } from './define.js';
+import { serverEntriesNeeded } from '../../domain/environments/tinkerReadiness.js';
 
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -117,7 +118,7 @@ export const rlTestInference = defineTool({
     const { inferenceTests, selection } = ctx.runtime;
     const wait = { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress };
     if (args.test_id !== undefined) return inferenceTests.waitFor(args.test_id, wait);
-    const { environment } = selection.requireSelection();
-    return inferenceTests.startAndWait({ ...args, environment }, wait);
+    const { environment, tinker } = selection.requireSelection();
+    return inferenceTests.startAndWait({ ...args, environment, server_entries: serverEntriesNeeded(tinker.server_configs) }, wait);
   },
 });

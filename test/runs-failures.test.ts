@@ -104,7 +104,7 @@ test("a trainer whose inference server is not reachable on RL_INFERENCE_PORT fai
   await new Promise<void>((resolve) => squatter.listen(Number(h.env.RL_INFERENCE_PORT), '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => squatter.close(() => resolve())));
   const r = await waitForRun(h, id, 'failed and cleaned up', (x) => x.status === 'failed' && allExited(x));
-  assert.match(r.error!, /^Start-up failed at stage 'trainer'.*does not answer GET \/health on port \d+.*set RL_INFERENCE_PORT=8001/);
+  assert.match(r.error!, new RegExp(`^Start-up failed at stage 'trainer'.*does not answer GET /health on port ${h.env.RL_INFERENCE_PORT}.*another process took port ${h.env.RL_INFERENCE_PORT}.*Free the port`));
   assert.equal(r.processes.env.state, 'not_started');
 });
 

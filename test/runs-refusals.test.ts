@@ -77,21 +77,24 @@ test('a port in use: which one, and why only one run fits on a host', async (t) 
   assert.equal(inference.port, Number(g.env.RL_INFERENCE_PORT));
 });
 
-test('another run still active on the host: named, with how to stop it', async (t) => {
-  const h = await runServer(t);
+test('at RL_MAX_CONCURRENT_RUNS the active runs are named, with how to free a place', async (t) => {
+  const h = await runServer(t, { env: { RL_MAX_CONCURRENT_RUNS: '1' } });
   h.install.trainerControl({ hang_before_register: true });
   const id = await startRun(h);
   const second = await h.call('rl_start_training');
   assert.equal(second.isError, true);
-  assert.equal(second.json.error, `Run '${id}' is still starting on this host. The upstream trainer hard-codes its inference port, so only one run can train per host: wait for it to end, or stop it with rl_stop_training('${id}').`);
-  assert.equal(second.json.active_run, id);
+  assert.equal(
+    second.json.error,
+    `1 runs are active on this host, the most RL_MAX_CONCURRENT_RUNS (1) allows: ${id} (gsm8k, starting). Wait for one to end (rl_wait_for_run), or stop one with rl_stop_training.`,
+  );
+  assert.deepEqual(second.json.active_runs, [id]);
   // Two concurrent starts: exactly one run.
   await h.call('rl_stop_training', { run_id: id });
   await waitForRun(h, id, 'stopped', (r) => r.status === 'stopped');
   const [x, y] = await Promise.all([h.call('rl_start_training'), h.call('rl_start_training')]);
   assert.equal([x, y].filter((a) => !a.isError).length, 1, JSON.stringify([x.json, y.json]));
   const winner = (x.isError ? y : x).json.run_id;
-  assert.equal((x.isError ? x : y).json.active_run, winner);
+  assert.deepEqual((x.isError ? x : y).json.active_runs, [winner]);
   await h.call('rl_stop_training', { run_id: winner });
 });
 

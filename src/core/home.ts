@@ -7,7 +7,7 @@
  *     cache/discovery.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
- *                   supervisor.lock, stop.request
+ *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/
  *     inference_tests/<test_id>/result.json, <model files>
  */
 import { join } from 'node:path';
@@ -28,6 +28,10 @@ export const RUN_FILES = {
   supervisorLock: 'supervisor.lock',
   /** Written by another server to ask the supervising one to stop the run. */
   stopRequest: 'stop.request',
+  /** The trainer's own working directory: it rewrites temp.json there at every batch. */
+  trainerDir: 'trainer',
+  /** The run's checkpoint_dir (upstream's default is relative to the trainer's cwd). */
+  checkpoints: 'checkpoints',
 } as const;
 
 export const runLogFile = (process: RunProcess): string => `${process}.log`;

@@ -6,3 +6,5 @@ import { fileURLToPath } from 'node:url';
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BUNDLED_EXAMPLES_ROOT = join(PACKAGE_ROOT, 'examples');
 export const PYTHON_HELPERS_DIR = join(PACKAGE_ROOT, 'python');
+/** Starts launch_training.py with its inference server on the port a run was given. */
+export const RUN_TRAINER_SCRIPT = join(PYTHON_HELPERS_DIR, 'run_trainer.py');

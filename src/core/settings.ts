@@ -72,6 +72,8 @@ export interface Settings {
   stopRunsOnExit: boolean;
   /** RL_STALL_SECONDS / RL_STALL_ACTION: no trainer step and no new data this long is a stall; warn or stop the run. */
   stall: { seconds: number; action: 'warn' | 'stop' };
+  /** RL_MAX_CONCURRENT_RUNS: active runs on this host (all servers sharing RL_HOME) at most. */
+  maxConcurrentRuns: number;
   /** RL_ALLOW_UNMANAGED_ENVIRONMENTS: start environments that do not use managed_server anyway. */
   allowUnmanagedEnvironments: boolean;
   /** Start-up stage deadlines in seconds. */

@@ -28,6 +28,7 @@ const KNOWN_KEYS = [
   'RL_STOP_GRACE_SECONDS',
   'RL_STOP_RUNS_ON_EXIT',
   'RL_STALL_SECONDS',
+  'RL_MAX_CONCURRENT_RUNS',
   'RL_STALL_ACTION',
   'RL_ALLOW_UNMANAGED_ENVIRONMENTS',
   'RL_API_READY_TIMEOUT_SECONDS',
@@ -273,13 +274,14 @@ function timings(src: SettingSource): Pick<Settings, 'statusMinIntervalSeconds' 
   };
 }
 
-/** When a run counts as stalled, what to do then, and whether environments Tinker cannot train may start. */
-function watchdog(src: SettingSource): Pick<Settings, 'stall' | 'allowUnmanagedEnvironments'> {
+/** When a run counts as stalled and what to do then; which runs may start (how many at once, which environments). */
+function watchdog(src: SettingSource): Pick<Settings, 'stall' | 'allowUnmanagedEnvironments' | 'maxConcurrentRuns'> {
   const action = (src.get('RL_STALL_ACTION') ?? 'warn').trim().toLowerCase();
   if (action !== 'warn' && action !== 'stop') throw new SettingsError(`RL_STALL_ACTION=${JSON.stringify(action)} is not warn or stop`);
   return {
     stall: { seconds: seconds(src, 'RL_STALL_SECONDS', '1200', 1), action },
     allowUnmanagedEnvironments: parseFlag('RL_ALLOW_UNMANAGED_ENVIRONMENTS', src.get('RL_ALLOW_UNMANAGED_ENVIRONMENTS') ?? ''),
+    maxConcurrentRuns: parseInteger('RL_MAX_CONCURRENT_RUNS', src.get('RL_MAX_CONCURRENT_RUNS') ?? '4', 1, 64),
   };
 }
 

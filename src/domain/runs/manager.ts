@@ -5,7 +5,7 @@
  * then by a light poll of the registry, so a run another server started is taken over when that
  * server goes), and only reads the rest.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { RUN_FILES, RUN_PROCESSES, startLockPath } from '../../core/home.js';
@@ -18,7 +18,10 @@ import { preflight } from './preflight.js';
 import { isSameProcess } from './processTable.js';
 import { statusWindow, type WindowDecision } from './rateLimit.js';
 import { initialRecord, isActive, isDamaged, newRunId, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
-import { buildRunConfig, type RunSelection, writeRunConfig } from './runConfig.js';
+import { buildRunConfig, checkpointDir, type RunConfig, type RunNames, type RunPlacement, type RunSelection, writeRunConfig } from './runConfig.js';
+import { choosePlacement, refuseAtLimit, refuseHardCodedPort } from './placement.js';
+import { RUN_TRAINER_SCRIPT } from '../../core/paths.js';
+import type { Installation } from './preflight.js';
 import { RunStore } from './store.js';
 import { RunSupervisor, TICK_MS } from './supervisor.js';
 import { describeRun } from './view.js';
@@ -167,61 +170,72 @@ export class RunManager {
     return this.store.list().filter((e): e is RunRecord => !isDamaged(e) && isActive(e.status));
   }
 
-  private refuseIfActive(): void {
-    const active = this.activeRuns()[0];
-    if (active) {
-      throw new UserError(
-        `Run '${active.run_id}' is still ${active.status} on this host. The upstream trainer hard-codes its inference port, so only one run can train per host: wait for it to end, or stop it with rl_stop_training('${active.run_id}').`,
-        { active_run: active.run_id, status: active.status },
-      );
+  private async startNow(signal?: AbortSignal): Promise<StartedRun> {
+    const { settings } = this.core;
+    const selection = this.selection();
+    refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
+    let runId = newRunId();
+    while (this.store.exists(runId)) runId = newRunId();
+    const dir = this.store.dir(runId);
+    // Checked with the first run's ports; the placement is settled under the start lock below.
+    const others = this.activeRuns();
+    const provisional = { ports: { api: settings.apiPort, inference: settings.inferencePort }, checkpointDir: checkpointDir(settings, dir, runId) };
+    const install = await preflight(settings, selection, buildRunConfig(settings, selection, runId, provisional).config.env, others.length > 0, signal);
+
+    // Servers sharing RL_HOME: the active-run checks, the choice of ports and the creation must not interleave.
+    this.store.ensureRoot();
+    const startLock = new FileLock(startLockPath(settings.home));
+    startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
+    try {
+      const active = this.activeRuns();
+      refuseAtLimit(active, settings.maxConcurrentRuns);
+      refuseHardCodedPort(selection.environment.file_path, active);
+      const placement = await choosePlacement(settings, active, dir, runId);
+      const { config, names } = buildRunConfig(settings, selection, runId, placement);
+      const record = this.newRecord(runId, selection, names, placement, install);
+      const lock = this.create(record, config);
+      this.core.logger.info({ run_id: runId, environment: record.environment, ports: record.ports }, 'run starting');
+      this.supervise(record, lock).begin();
+      return { record, config };
+    } finally {
+      startLock.release();
     }
   }
 
-  private async startNow(signal?: AbortSignal): Promise<StartedRun> {
-    const { settings, redactor } = this.core;
-    const selection = this.selection();
-    this.refuseIfActive();
-    let runId = newRunId();
-    while (this.store.exists(runId)) runId = newRunId();
-    const { config, names } = buildRunConfig(settings, selection, runId);
-    const install = await preflight(settings, selection, config.env, signal);
-
+  private newRecord(runId: string, selection: RunSelection, names: RunNames, placement: RunPlacement, install: Installation): RunRecord {
+    const { settings } = this.core;
     const dir = this.store.dir(runId);
     const configPath = join(dir, RUN_FILES.config);
-    const record = initialRecord({
+    const { api, inference } = placement.ports;
+    return initialRecord({
       runId,
       selection,
       names,
       configPath,
       logs: { api: this.store.logPath(runId, 'api'), trainer: this.store.logPath(runId, 'trainer'), env: this.store.logPath(runId, 'env') },
-      ports: { api: settings.apiPort, inference: settings.inferencePort },
+      ports: placement.ports,
       commands: {
-        api: [install.runApi, '--host', '127.0.0.1', '--port', String(settings.apiPort)],
-        trainer: [settings.python, install.launchTraining, '--config', configPath],
+        api: [install.runApi, '--host', '127.0.0.1', '--port', String(api)],
+        trainer: [settings.python, RUN_TRAINER_SCRIPT, '--port', String(inference), install.launchTraining, '--config', configPath],
         env: [settings.python, selection.environment.file_path, 'serve', '--config', configPath],
       },
+      cwds: { trainer: join(dir, RUN_FILES.trainerDir) },
     });
+  }
 
-    // Servers sharing RL_HOME: the active-run check and the creation must not interleave.
-    this.store.ensureRoot();
-    const startLock = new FileLock(startLockPath(this.core.settings.home));
-    startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
+  /** Creates the run directory and its files; the supervisor lock is held before run.json exists. */
+  private create(record: RunRecord, config: RunConfig): FileLock {
+    const dir = this.store.dir(record.run_id);
     let lock: FileLock | undefined;
-    try {
-      this.refuseIfActive();
-      this.store.create(record, () => {
-        // Taken before run.json exists, so no other server can adopt the run before we supervise it.
-        lock = new FileLock(this.store.supervisorLockPath(runId));
-        if (!lock.tryAcquire()) throw new Error(`cannot lock the new run directory ${dir}`);
-        writeRunConfig(configPath, config, runId, redactor);
-        for (const name of RUN_PROCESSES) writeFileSync(record.logs[name], '', { flag: 'a' });
-      });
-    } finally {
-      startLock.release();
-    }
-    this.core.logger.info({ run_id: runId, environment: record.environment }, 'run starting');
-    this.supervise(record, lock!).begin();
-    return { record, config };
+    this.store.create(record, () => {
+      // Taken before run.json exists, so no other server can adopt the run before we supervise it.
+      lock = new FileLock(this.store.supervisorLockPath(record.run_id));
+      if (!lock.tryAcquire()) throw new Error(`cannot lock the new run directory ${dir}`);
+      writeRunConfig(record.config_path, config, record.run_id, this.core.redactor);
+      mkdirSync(join(dir, RUN_FILES.trainerDir));
+      for (const name of RUN_PROCESSES) writeFileSync(record.logs[name], '', { flag: 'a' });
+    });
+    return lock!;
   }
 
   private supervise(record: RunRecord, lock: FileLock): RunSupervisor {

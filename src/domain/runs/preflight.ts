@@ -44,9 +44,11 @@ export interface Installation {
  * Every refusal of a start after its selection: a config that would stall, then the start's
  * requirements (setup/requirements.ts), the ones the doctor reports too.
  */
-export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, signal?: AbortSignal): Promise<Installation> {
+/** `othersActive`: other runs are active, so this one gets ports of its own instead of the configured ones. */
+export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, othersActive: boolean, signal?: AbortSignal): Promise<Installation> {
   refuseStallingConfig(env);
-  await refuseUnmetRequirements(startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker }, signal));
+  const ctx = startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker }, signal);
+  await refuseUnmetRequirements({ ...ctx, othersActive });
   signal?.throwIfAborted();
   // Both were found a moment ago by the launch_training.py and run-api requirements.
   return { runApi: findRunApi(settings), launchTraining: findLaunchTraining(settings) };

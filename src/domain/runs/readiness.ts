@@ -24,9 +24,9 @@ const STAGE_GOAL: Record<RunProcess, string> = {
  */
 const ENV_SETTLE_MS = 10_000;
 /**
- * Once registered, the trainer's inference server must answer on RL_INFERENCE_PORT within this
- * time; the environment would otherwise wait on it for ever (the upstream trainer serves on 8001
- * whatever the config says, and runs on without it when that port is taken).
+ * Once registered, the trainer's inference server must answer on the run's inference port within
+ * this time; the environment would otherwise wait on it for ever (the upstream trainer runs on
+ * without its server when the port is taken).
  */
 export const INFERENCE_GRACE_MS = 15_000;
 
@@ -41,7 +41,7 @@ export function trainerReadiness(facts: { registered: boolean; inferenceAnswers:
   if (facts.registeredForMs < INFERENCE_GRACE_MS) return 'waiting';
   return {
     status: 'failed',
-    error: `The trainer registered with the Atropos API but its inference server does not answer GET /health on port ${facts.inferencePort}, so the environment could never sample. The upstream trainer always serves on port 8001 whatever the config says: set RL_INFERENCE_PORT=8001 and make sure nothing else holds that port.`,
+    error: `The trainer registered with the Atropos API but its inference server does not answer GET /health on port ${facts.inferencePort}, so the environment could never sample. Either another process took port ${facts.inferencePort} before the trainer bound it (the trainer trains on without its server then), or this checkout's trainer does not start its server through uvicorn.run, which the server moves to the run's port (python/run_trainer.py): the trainer log says which port it used. Free the port and start again; for such a checkout set RL_INFERENCE_PORT to the port its trainer uses and run one run at a time.`,
     error_process: 'trainer',
   };
 }

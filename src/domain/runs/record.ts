@@ -33,6 +33,8 @@ export interface ProcessRecord {
   start_time: string | null;
   /** argv (never holds a secret). */
   command: string[];
+  /** Where it runs when not the checkout root (the trainer: its run's own directory). */
+  cwd?: string;
   started_at: string | null;
   ended_at: string | null;
   /** null while running, when killed by a signal, or when an adopted process ended unseen. */
@@ -157,8 +159,8 @@ export function newRunId(): string {
   return randomBytes(4).toString('hex');
 }
 
-export function emptyProcess(command: string[]): ProcessRecord {
-  return { state: 'not_started', pid: null, pgid: null, start_time: null, command, started_at: null, ended_at: null, exit_code: null, signal: null };
+export function emptyProcess(command: string[], cwd?: string): ProcessRecord {
+  return { state: 'not_started', pid: null, pgid: null, start_time: null, command, ...(cwd !== undefined ? { cwd } : {}), started_at: null, ended_at: null, exit_code: null, signal: null };
 }
 
 export interface NewRun {
@@ -170,6 +172,8 @@ export interface NewRun {
   ports: RunRecord['ports'];
   /** argv of each process (never holds a secret). */
   commands: Record<RunProcess, string[]>;
+  /** Working directories other than the checkout root. */
+  cwds?: Partial<Record<RunProcess, string>>;
 }
 
 /** The first record of a run, before anything is spawned: `starting`, at the API stage. */
@@ -196,6 +200,10 @@ export function initialRecord(run: NewRun): RunRecord {
     config_path: run.configPath,
     logs: run.logs,
     ports: run.ports,
-    processes: { api: emptyProcess(run.commands.api), trainer: emptyProcess(run.commands.trainer), env: emptyProcess(run.commands.env) },
+    processes: {
+      api: emptyProcess(run.commands.api, run.cwds?.api),
+      trainer: emptyProcess(run.commands.trainer, run.cwds?.trainer),
+      env: emptyProcess(run.commands.env, run.cwds?.env),
+    },
   };
 }

@@ -4,6 +4,7 @@
  * fixed in advance so the run can be found later, and nothing secret is ever written.
  */
 import { writeFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { stringify } from 'yaml';
 import { UserError } from '../../core/errors.js';
 import type { SecretRedactor } from '../../core/redact.js';
@@ -11,6 +12,7 @@ import { lockedEnvValues, runUsesWandb } from '../config/selection.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 import { serverEntriesNeeded, type TinkerFacts } from '../environments/tinkerReadiness.js';
+import { RUN_FILES } from '../../core/home.js';
 
 /** What a run needs from the selected environment and its config (ConfigSelection.requireSelection()). */
 export interface RunSelection {
@@ -52,15 +54,31 @@ export interface RunNames {
  * localhost:9004-9007 unless the YAML lists two or more servers; two identical entries are used as
  * written).
  */
-function serverEntries(settings: Settings, tinker: TinkerFacts | undefined): Record<string, JsonValue>[] {
+function serverEntries(settings: Settings, tinker: TinkerFacts | undefined, inferencePort: number): Record<string, JsonValue>[] {
   // health_check off unless the operator locks it on: upstream's default sends a 1-token request
   // to the trainer every second for the whole run, each a paid Tinker sampling call.
-  const entry = { health_check: false, ...settings.locked.openai, base_url: `http://127.0.0.1:${settings.inferencePort}/v1` };
+  const entry = { health_check: false, ...settings.locked.openai, base_url: `http://127.0.0.1:${inferencePort}/v1` };
   return Array.from({ length: serverEntriesNeeded(tinker?.server_configs ?? 'list') }, () => ({ ...entry }));
 }
 
-export function buildRunConfig(settings: Settings, selection: RunSelection, runId: string): { config: RunConfig; names: RunNames } {
-  const locked = lockedEnvValues(settings);
+/** Where a run lives on the host: its own ports and its own checkpoint directory (absolute). */
+export interface RunPlacement {
+  ports: { api: number; inference: number };
+  checkpointDir: string;
+}
+
+/**
+ * The run's checkpoint_dir: upstream's default `./temp/` is relative to the trainer's cwd and
+ * handed to the API and environments through /register, so each run gets its own absolute one
+ * (inside its directory, or under an absolute directory the operator locked).
+ */
+export function checkpointDir(settings: Settings, runDir: string, runId: string): string {
+  const locked = settings.locked.tinker.checkpoint_dir;
+  return typeof locked === 'string' && isAbsolute(locked) ? join(locked, runId) : join(runDir, RUN_FILES.checkpoints);
+}
+
+export function buildRunConfig(settings: Settings, selection: RunSelection, runId: string, placement: RunPlacement): { config: RunConfig; names: RunNames } {
+  const locked = { ...lockedEnvValues(settings), rollout_server_url: `http://127.0.0.1:${placement.ports.api}` };
   const env: Record<string, JsonValue> = { ...locked };
   for (const [field, value] of Object.entries(selection.values)) {
     // Locked wins even if an edited value slipped in (e.g. rollout_server_url from config_init()).
@@ -71,9 +89,10 @@ export function buildRunConfig(settings: Settings, selection: RunSelection, runI
   const wandbRunName = `${envName}-${runId}`;
   const config: RunConfig = {
     env,
-    openai: serverEntries(settings, selection.tinker),
+    openai: serverEntries(settings, selection.tinker, placement.ports.inference),
     tinker: {
       ...settings.locked.tinker,
+      checkpoint_dir: placement.checkpointDir,
       wandb_project: selection.wandbProject,
       wandb_group: runId,
       wandb_run_name: wandbRunName,

@@ -80,7 +80,7 @@ export class StartUp {
       return 'TINKER_API_KEY is not set in the environment of the server supervising this run';
     }
     const { command } = this.run.record.processes[stage];
-    const launched = launchDetached(command, { cwd: this.ctx.settings.root, env: this.ctx.childEnvs[stage], logPath: this.run.record.logs[stage] });
+    const launched = launchDetached(command, { cwd: this.run.record.processes[stage].cwd ?? this.ctx.settings.root, env: this.ctx.childEnvs[stage], logPath: this.run.record.logs[stage] });
     if (launched.pid === undefined) return (await launched.exited).spawn_error ?? 'unknown error';
     const pid = launched.pid;
     this.run.update((r) => {

@@ -77,7 +77,11 @@ export const RL_HOME: Requirement = {
 };
 
 /** One probe for both ports: bound on `host` as the process that needs the port binds it. */
+/** The configured ports are the first run's: with other runs active, a new run draws free ports of its own. */
+const firstRunOnly = (ctx: StartContext): boolean => !(ctx.othersActive ?? (ctx.activeRuns?.().length ?? 0) > 0);
+
 async function portOutcome(ctx: StartContext, host: string, port: number, message: string, setting: string): Promise<Outcome> {
+  if (!firstRunOnly(ctx)) return met(`not used while runs are active: a new run gets free ports of its own`);
   if (await isPortFree(port, host)) return met(`${host}:${port} is free`);
   const active = ctx.activeRuns?.() ?? [];
   const holder = active.length > 0 ? ` (run ${active[0]} is active; stop it with rl_stop_training)` : '';
@@ -87,7 +91,7 @@ async function portOutcome(ctx: StartContext, host: string, port: number, messag
 /** run-api is started with --host 127.0.0.1, so that is the address its port must be free on. */
 export const API_PORT: Requirement = {
   check: 'api port',
-  required: always,
+  required: firstRunOnly,
   atStart: true,
   evaluate: (ctx) => {
     const port = ctx.settings.apiPort;
@@ -97,17 +101,18 @@ export const API_PORT: Requirement = {
 };
 
 /**
- * The upstream trainer binds its inference server on all interfaces (0.0.0.0): a listener on any
- * one address, another interface's included, makes that bind fail, and only a probe on 0.0.0.0
- * sees them all (one on 127.0.0.1 misses a listener on the machine's network address).
+ * Probed on all interfaces (0.0.0.0): the server moves the trainer's inference server to 127.0.0.1,
+ * but a checkout whose trainer does not start it through uvicorn.run keeps upstream's 0.0.0.0, where
+ * a listener on any one address, another interface's included, makes the bind fail; only a probe
+ * on 0.0.0.0 sees them all (one on 127.0.0.1 misses a listener on the machine's network address).
  */
 export const INFERENCE_PORT: Requirement = {
   check: 'inference port',
-  required: always,
+  required: firstRunOnly,
   atStart: true,
   evaluate: (ctx) => {
     const port = ctx.settings.inferencePort;
-    const message = `Port ${port} (RL_INFERENCE_PORT, for the trainer's inference server) is in use. The upstream trainer hard-codes its inference port (8001), so only one training run can use this host at a time: stop the process holding the port (lsof -i :${port}), e.g. a trainer left over from an earlier run.`;
+    const message = `Port ${port} (RL_INFERENCE_PORT, for the trainer's inference server) is in use. The first run on the host takes it (the upstream trainer hard-codes its inference port, 8001; the server moves it to this one): stop the process holding the port (lsof -i :${port}), e.g. a trainer left over from an earlier run, or set RL_INFERENCE_PORT to a free port.`;
     return portOutcome(ctx, '0.0.0.0', port, message, 'RL_INFERENCE_PORT');
   },
 };

@@ -27,6 +27,8 @@ export interface StartContext {
   interpreter(): Promise<InterpreterProbe>;
   /** Ids of the runs active on this host, named in a busy port's detail (the doctor's). */
   activeRuns?(): string[];
+  /** Other runs are active: a new run gets free ports of its own, the configured ones do not apply. */
+  othersActive?: boolean;
 }
 
 /** What the doctor-only checks read besides. */

@@ -1,0 +1,48 @@
+"""Runs tinker-atropos' launch_training.py with its inference server on a port the server chose.
+
+Usage: run_trainer.py --port PORT LAUNCH_TRAINING.py [its arguments...]
+
+Upstream's trainer starts its inference server with `uvicorn.run(app, host="0.0.0.0", port=8001)`
+(a fork reads the port from its config instead), so two runs on one host would fight over 8001.
+Every variant goes through `uvicorn.run`, looked up when the server thread starts: replacing it
+before the script runs moves the server to PORT on 127.0.0.1 without changing the checkout. The
+script then runs as `python launch_training.py` would run it: its own folder first on sys.path,
+argv as given, `__main__` as its name. The "port 8001" line it prints stays; the port is PORT.
+"""
+import os
+import runpy
+import sys
+
+
+def move_server(port):
+    try:
+        import uvicorn
+    except ImportError:
+        print("run_trainer: uvicorn is not importable; the inference server keeps its own port", file=sys.stderr)
+        return
+    original = uvicorn.run
+
+    def run(app, *args, **kwargs):
+        kwargs["host"] = "127.0.0.1"
+        kwargs["port"] = port
+        print(f"run_trainer: inference server on 127.0.0.1:{port}", flush=True)
+        return original(app, *args, **kwargs)
+
+    uvicorn.run = run
+
+
+def main():
+    if len(sys.argv) < 4 or sys.argv[1] != "--port":
+        print(__doc__, file=sys.stderr)
+        return 2
+    port = int(sys.argv[2])
+    script = os.path.abspath(sys.argv[3])
+    sys.argv = [script] + sys.argv[4:]
+    sys.path[0] = os.path.dirname(script)
+    move_server(port)
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

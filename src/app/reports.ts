@@ -14,7 +14,7 @@ import { readTrainerLog, type TrainerLogSummary } from '../domain/runs/trainerLo
 /** A long run saves a checkpoint per step: list the newest few, count the rest. */
 const LISTED_CHECKPOINTS = 10;
 
-const WANDB_OFF = 'W&B was off for this run (env.use_wandb is false): no metrics were logged';
+export const WANDB_OFF = 'W&B was off for this run (env.use_wandb is false): no metrics were logged';
 
 export interface RunWeights {
   /** The last checkpoint the trainer actually saved: the trained weights to use. */

@@ -1,8 +1,9 @@
 /**
- * What rl_check_status and rl_get_results read from W&B for one training run. A status check is
- * one request (two while the viewer's entity is not cached): the group's runs with their
- * summaries. Results add one sampled-history request per run, in parallel. Nothing here throws:
- * every failure becomes a `wandb_error` sentence, and the tool still answers with the rest.
+ * What rl_check_status, rl_get_results and rl_compare_runs read from W&B for one training run. A
+ * status check is one request (two while the viewer's entity is not cached): the group's runs with
+ * their summaries. Results and key metrics add one sampled-history request per W&B run, in
+ * parallel. Nothing here throws: every failure becomes a `wandb_error` sentence, and the tool
+ * still answers with the rest.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoreServices } from '../../core/services.js';
@@ -12,7 +13,8 @@ import { GET_DEFAULT_ENTITY, GROUP_RUNS, RUN_SAMPLED_HISTORY, type DefaultEntity
 import { describeWandbError, type LookupContext, WandbError } from './errors.js';
 import { GraphQLClient } from './graphqlClient.js';
 import { ENV_EVAL_ACCURACY, ENV_TRAIN_ACCURACY, findEnvMetric, type GroupRun, mainRun, type RunGroup, splitGroup, toGroupRun } from './groupRuns.js';
-import { clampSamples, evenlySpaced, joinOnStep, type Point, sampledHistorySpecs, type Series, seriesPoints } from './history.js';
+import { clampSamples, evenlySpaced, joinOnStep, MAX_HISTORY_SAMPLES, type Point, sampledHistorySpecs, type Series, seriesPoints } from './history.js';
+import { type KeyMetric, keyMetricSummaries, type MetricSummary } from './keyMetrics.js';
 import { finalMetrics, type StatusMetrics, statusMetrics, TRAINER_LEARNING_RATE, TRAINER_LOSS, TRAINER_REWARD } from './metrics.js';
 import { SPARKLINE_WIDTH, sparkline } from './sparkline.js';
 import { appUrlFromApiUrl, graphqlEndpoint, runUrl } from './urls.js';
@@ -41,6 +43,13 @@ export interface WandbResults {
   wandb_error?: string;
   /** Metric name (as in `metrics`) -> text chart over the run's history. */
   sparklines?: Record<string, string>;
+}
+
+export interface WandbKeyMetrics {
+  /** Only the key metrics W&B holds something for. */
+  metrics?: Partial<Record<KeyMetric, MetricSummary>>;
+  wandb_url?: string;
+  wandb_error?: string;
 }
 
 export interface WandbAccess {
@@ -115,27 +124,41 @@ export class WandbReader {
    */
   results(run: WandbRunRef, opts: { samples?: number } = {}, signal?: AbortSignal): Promise<WandbResults> {
     return this.lookup(run, signal, async (client, ctx, budget): Promise<WandbResults> => {
-      const group = await this.loadGroup(client, run, ctx, budget);
-      const base: WandbResults = { wandb_url: mainRun(group).url, final_metrics: finalMetrics(group, run.wandb_name) };
       const samples = clampSamples(opts.samples);
-      const charts = chartedKeys(group, run.wandb_name);
-      let series: Series;
-      try {
-        series = await this.sampledSeries(client, charts, Math.max(samples, SPARKLINE_WIDTH), ctx, budget);
-      } catch (err) {
-        return { ...base, wandb_error: this.explain(err, ctx, run) };
-      }
+      const { group, charts, series, historyError } = await this.chartedGroup(client, run, Math.max(samples, SPARKLINE_WIDTH), ctx, budget);
+      const base: WandbResults = { wandb_url: mainRun(group).url, final_metrics: finalMetrics(group, run.wandb_name) };
+      if (!series) return { ...base, wandb_error: historyError };
       const sparklines: Record<string, string> = {};
-      for (const [metric, key] of Object.entries(charts.byMetric)) {
-        const points = series.get(key) ?? [];
-        if (points.length > 0) sparklines[metric] = sparkline(points.map((p) => p.value));
-      }
+      for (const [metric, points] of Object.entries(metricPoints(charts, series))) sparklines[metric] = sparkline(points.map((p) => p.value));
       return {
         ...base,
         history: evenlySpaced(joinOnStep(series), samples),
         ...(Object.keys(sparklines).length > 0 ? { sparklines } : {}),
       };
     });
+  }
+
+  /**
+   * Per key metric: final value, best value and sparkline, for rl_compare_runs. The history is
+   * sampled as finely as W&B allows so that the best value is the one the run really reached.
+   */
+  keyMetrics(run: WandbRunRef, signal?: AbortSignal): Promise<WandbKeyMetrics> {
+    return this.lookup(run, signal, async (client, ctx, budget): Promise<WandbKeyMetrics> => {
+      const { group, charts, series, historyError } = await this.chartedGroup(client, run, MAX_HISTORY_SAMPLES, ctx, budget);
+      const metrics = keyMetricSummaries(statusMetrics(group, run.wandb_name), series ? metricPoints(charts, series) : {});
+      return { wandb_url: mainRun(group).url, metrics, ...(historyError !== undefined ? { wandb_error: historyError } : {}) };
+    });
+  }
+
+  /** The run's group and its charted series; when only the summaries arrive, `historyError` says why. */
+  private async chartedGroup(client: GraphQLClient, run: WandbRunRef, samples: number, ctx: LookupContext, budget: CallBudget): Promise<ChartedGroup> {
+    const group = await this.loadGroup(client, run, ctx, budget);
+    const charts = chartedKeys(group, run.wandb_name);
+    try {
+      return { group, charts, series: await this.sampledSeries(client, charts, samples, ctx, budget) };
+    } catch (err) {
+      return { group, charts, historyError: this.explain(err, ctx, run) };
+    }
   }
 
   private async lookup<T extends { wandb_error?: string }>(
@@ -230,6 +253,23 @@ interface ChartedKeys {
   byRun: Map<string, { run: GroupRun; keys: string[] }>;
   /** Metric name (as in StatusMetrics) -> history key, for sparklines. */
   byMetric: Record<string, string>;
+}
+
+interface ChartedGroup {
+  group: RunGroup;
+  charts: ChartedKeys;
+  series?: Series;
+  historyError?: string;
+}
+
+/** Metric name -> its points, for the charted metrics that have any. */
+function metricPoints(charts: ChartedKeys, series: Series): Record<string, Point[]> {
+  const out: Record<string, Point[]> = {};
+  for (const [metric, key] of Object.entries(charts.byMetric)) {
+    const points = series.get(key) ?? [];
+    if (points.length > 0) out[metric] = points;
+  }
+  return out;
 }
 
 /** The history keys worth sampling: the ones each run's summary shows it has logged. */

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { readSlice } from '../../core/logTail.js';
 import { runConfigUri, runLogUri, runUri, TEMPLATES } from '../../core/resourceUris.js';
 import { assertRunId, readRunJson, type RunSummary } from '../../domain/runs/runFiles.js';
+import { MAX_RUN_CONFIG_BYTES } from '../../domain/runs/configFile.js';
 import { RUN_FILES, RUN_PROCESSES, runLogFile } from '../../core/home.js';
 import { fileWatch } from '../../core/watch.js';
 import { variable, type ResourceContext, type ResourceKind } from './kind.js';
@@ -17,7 +18,6 @@ import { isDamaged } from '../../domain/runs/record.js';
 
 /** resources/list is not paginated by the SDK: only this many runs are listed. */
 export const LISTED_RUNS = 50;
-const MAX_CONFIG_BYTES = 1024 * 1024;
 
 async function sizeOf(path: string): Promise<number | undefined> {
   return stat(path).then(
@@ -98,8 +98,8 @@ export function runConfigResource(ctx: ResourceContext): ResourceKind {
     mimeType: 'application/yaml',
     complete: { run_id: completeRunId(ctx) },
     async read(uri, vars) {
-      const slice = await readSlice(await ctx.runs.file(runIdOf(vars), RUN_FILES.config), 0, MAX_CONFIG_BYTES);
-      const cut = slice.size > MAX_CONFIG_BYTES ? `\n# ... cut: the file has ${slice.size} bytes, only the first ${MAX_CONFIG_BYTES} are shown\n` : '';
+      const slice = await readSlice(await ctx.runs.file(runIdOf(vars), RUN_FILES.config), 0, MAX_RUN_CONFIG_BYTES);
+      const cut = slice.size > MAX_RUN_CONFIG_BYTES ? `\n# ... cut: the file has ${slice.size} bytes, only the first ${MAX_RUN_CONFIG_BYTES} are shown\n` : '';
       return { contents: [{ uri: uri.href, mimeType: 'application/yaml', text: ctx.runtime.redactor.redact(slice.text) + cut }] };
     },
     async watch(vars) {

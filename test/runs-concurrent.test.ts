@@ -1,0 +1,58 @@
+/**
+ * Several runs on one host: each on its own ports, in its own trainer directory, with its own
+ * checkpoint_dir; the limit names the active runs; stopping one leaves the others; a new server
+ * adopts them all.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parse } from 'yaml';
+import { record, runServer, startRun, waitForRun, waitUntil } from './helpers/runs.js';
+
+const RUNS = 4;
+
+test('four runs at once: own ports, own files; a fifth refused naming them; one stopped, the rest go on; a new server adopts them', async (t) => {
+  const first = await runServer(t, { lockedEnv: { total_steps: 500 }, env: { RL_MAX_CONCURRENT_RUNS: String(RUNS) } });
+  first.install.trainerControl({ step_seconds: 0.5 });
+  const ids: string[] = [];
+  for (let i = 0; i < RUNS; i++) ids.push(await startRun(first));
+  const running = await Promise.all(ids.map((id) => waitForRun(first, id, 'is running', (r) => r.status === 'running', 90)));
+
+  // Ports: the first run takes the configured ones, every run its own pair.
+  assert.deepEqual(running[0]!.ports, { api: Number(first.env.RL_API_PORT), inference: Number(first.env.RL_INFERENCE_PORT) });
+  const ports = running.flatMap((r) => [r.ports.api, r.ports.inference]);
+  assert.equal(new Set(ports).size, RUNS * 2, `every port differs: ${ports.join(', ')}`);
+  for (const r of running) {
+    const config = parse(readFileSync(r.config_path, 'utf8')) as { env: Record<string, unknown>; openai: { base_url: string }[]; tinker: { checkpoint_dir: string } };
+    assert.equal(config.env.rollout_server_url, `http://127.0.0.1:${r.ports.api}`);
+    assert.equal(config.openai[0]!.base_url, `http://127.0.0.1:${r.ports.inference}/v1`);
+    assert.equal(config.tinker.checkpoint_dir, join(first.home, 'runs', r.run_id, 'checkpoints'));
+    assert.ok(r.processes.api.command.includes(String(r.ports.api)));
+    assert.equal(r.processes.trainer.cwd, join(first.home, 'runs', r.run_id, 'trainer'));
+    // The trainer's inference server answers on its run's port (moved there by the wrapper).
+    assert.match(readFileSync(r.logs.trainer, 'utf8'), /Registered as trainer/);
+  }
+  // Each trainer writes temp.json in its own directory, never the checkout's.
+  await waitUntil('every trainer wrote its temp.json', () => running.every((r) => existsSync(join(r.processes.trainer.cwd!, 'temp.json'))), 60);
+  assert.equal(existsSync(join(first.install.root, 'temp.json')), false, 'no temp.json in the shared checkout');
+
+  const fifth = await first.call('rl_start_training');
+  assert.equal(fifth.isError, true);
+  assert.match(fifth.json.error, /^4 runs are active on this host, the most RL_MAX_CONCURRENT_RUNS \(4\) allows: /);
+  for (const id of ids) assert.ok(fifth.json.error.includes(`${id} (gsm8k, running)`), `${id} is named`);
+  assert.deepEqual([...fifth.json.active_runs].sort(), [...ids].sort());
+
+  const stop = await first.call('rl_stop_training', { run_id: ids[1] });
+  assert.equal(stop.json.status, 'stopped', JSON.stringify(stop.json));
+  for (const id of [ids[0]!, ids[2]!, ids[3]!]) assert.equal(record(first, id).status, 'running', `run ${id} goes on`);
+
+  // A new server over the same RL_HOME adopts the three that run on.
+  await first.close();
+  const second = await runServer(t, { install: first.install, home: first.home, select: false, env: { RL_MAX_CONCURRENT_RUNS: String(RUNS) } });
+  for (const id of [ids[0]!, ids[2]!, ids[3]!]) {
+    await waitUntil(`the new server supervises ${id}`, () => second.runtime.runs.supervises(id));
+    assert.equal(record(second, id).status, 'running');
+  }
+  assert.equal(second.runtime.runs.supervises(ids[1]!), false, 'the stopped run stays stopped');
+});

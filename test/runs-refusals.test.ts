@@ -1,6 +1,6 @@
 /** rl_start_training refusals (SPEC §3.5): each names the cause and the fix, and leaves no trace. */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -111,4 +111,76 @@ test('a config that would stall: batch_size <= 0, or not a multiple of group_siz
   assert.equal(edit.isError, false, JSON.stringify(edit.json));
   const b = await refused(h, /^batch_size 100 is not a multiple of group_size 16: the Atropos API builds each batch from whole groups/);
   assert.equal(b.suggested, 96);
+});
+
+/** An environment that samples with plain chat completions: upstream's trainer fails it at step 0. */
+const UNMANAGED_ENV = `"""Plain chat completions, no managed_server."""
+from typing import List, Tuple
+from atroposlib.envs.base import APIServerConfig, BaseEnv, BaseEnvConfig
+
+
+class PlainEnv(BaseEnv):
+    name = "plain_chat"
+
+    @classmethod
+    def config_init(cls) -> Tuple[BaseEnvConfig, List[APIServerConfig]]:
+        return BaseEnvConfig(group_size=4, batch_size=16, use_wandb=False), [APIServerConfig(model_name="m", base_url="http://localhost:9004/v1", api_key="x")]
+
+    async def setup(self):
+        pass
+
+    async def get_next_item(self):
+        return ("2+2", "4")
+
+    async def collect_trajectories(self, item):
+        completion = await self.server.chat_completion(messages=[{"role": "user", "content": item[0]}], n=self.config.group_size)
+        return None, []
+
+
+if __name__ == "__main__":
+    PlainEnv.cli()
+`;
+
+test('an environment without managed_server is refused before anything starts, unless the operator allows it', async (t) => {
+  const install = await makeFakeInstall();
+  writeFileSync(join(install.environmentsDir, 'plain_chat.py'), UNMANAGED_ENV);
+  const h = await runServer(t, { install, select: false });
+  const selected = await h.call('rl_select_environment', { name: 'plain_chat' });
+  assert.equal(selected.isError, false, JSON.stringify(selected.json));
+  assert.deepEqual(selected.json.tinker_problems.map((p: { code: string }) => p.code), ['no_managed_server']);
+  const refusal = await refused(h, /never samples through managed_server .* fails at step 0 .* Fix: Port its rollouts to .*managed_server.*RL_ALLOW_UNMANAGED_ENVIRONMENTS/);
+  assert.deepEqual(refusal.problems, ['no_managed_server']);
+  const doctor = await h.call('rl_doctor');
+  const check = doctor.json.checks.find((c: { check: string }) => c.check === 'environment on Tinker');
+  assert.deepEqual([doctor.json.ready, check.ok, check.fix], [false, false, refusal.error], 'the doctor flags it with the same words');
+
+  const allowed = await runServer(t, { install, select: false, env: { RL_ALLOW_UNMANAGED_ENVIRONMENTS: '1' } });
+  await allowed.call('rl_select_environment', { name: 'plain_chat' });
+  const doctorAllowed = await allowed.call('rl_doctor');
+  const allowedCheck = doctorAllowed.json.checks.find((c: { check: string }) => c.check === 'environment on Tinker');
+  assert.deepEqual([allowedCheck.ok, allowedCheck.required], [true, false]);
+  assert.match(allowedCheck.detail, /allowed by RL_ALLOW_UNMANAGED_ENVIRONMENTS/);
+});
+
+test('a checkout that was never pip install -e .-ed is refused before anything starts, with the command that fixes it', async (t) => {
+  const install = await makeFakeInstall();
+  // What `pip install -e .` leaves: without it only the trainer (started beside the checkout) imports tinker_atropos.
+  const venvLib = join(install.root, '.venv', 'lib');
+  const sitePackages = join(venvLib, readdirSync(venvLib).find((d) => d.startsWith('python'))!, 'site-packages');
+  rmSync(join(sitePackages, '__editable__.tinker_atropos-0.1.0.pth'));
+  writeFileSync(
+    join(install.environmentsDir, 'needs_install.py'),
+    readFileSync(join(install.environmentsDir, 'gsm8k_tinker.py'), 'utf8')
+      .replace(/try:  # an installed checkout[\s\S]*?from _rollouts import [^\n]*\n/, 'from tinker_atropos.environments._rollouts import sample_scored_group, tinker_server_configs, with_percent_correct\n')
+      .replace(/name = "gsm8k"/, 'name = "needs_install"'),
+  );
+  const h = await runServer(t, { install, select: false });
+  assert.equal((await h.call('rl_select_environment', { name: 'needs_install' })).isError, false);
+  const refusal = await refused(h, /imports tinker_atropos, which RL_PYTHON .* can only import from the checkout root.*No module named 'tinker_atropos'.*pip install -e \./);
+  assert.match(String(refusal.import_error), /ModuleNotFoundError/);
+  // The bundled environments fall back to their own folder and still start.
+  assert.equal((await h.call('rl_select_environment', { name: 'gsm8k' })).isError, false);
+  const started = await h.call('rl_start_training');
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  await h.call('rl_stop_training', { run_id: started.json.run_id });
 });

@@ -49,17 +49,14 @@ export class RunManager {
   private scannedRootMtime = -1;
   private closed = false;
 
-  constructor(
-    private readonly core: CoreServices,
-    private readonly selection: () => RunSelection,
-  ) {
+  constructor(private readonly core: CoreServices) {
     this.store = new RunStore(core.settings.home);
     this.reconcile();
   }
 
-  /** Starts a run: refusals first, then the record, then start-up in the background. */
-  start(signal?: AbortSignal): Promise<StartedRun> {
-    const run = this.starting.then(() => this.startNow(signal));
+  /** Starts a run of `selection`: refusals first, then the record, then start-up in the background. */
+  start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
+    const run = this.starting.then(() => this.startNow(selection, signal));
     this.starting = run.catch(() => undefined);
     return run;
   }
@@ -177,9 +174,8 @@ export class RunManager {
     }
   }
 
-  private async startNow(signal?: AbortSignal): Promise<StartedRun> {
+  private async startNow(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
     const { settings, redactor } = this.core;
-    const selection = this.selection();
     this.refuseIfActive();
     let runId = newRunId();
     while (this.store.exists(runId)) runId = newRunId();

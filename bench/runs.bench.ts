@@ -56,10 +56,10 @@ export default async function runsBench(): Promise<BenchFigure[]> {
   /** When each process was seen gone, from the start of the stop (last round). */
   let exits = '';
   try {
-    await runtime.selection.select('gsm8k');
+    const { config } = await runtime.selection.select('gsm8k');
     for (let round = 0; round < ROUNDS; round++) {
       const started = performance.now();
-      const { record } = await runtime.runs.start();
+      const { record } = await runtime.runs.start(config);
       await until(record.run_id, 'running');
       startups.push((performance.now() - started) / 1000);
       const stopping = performance.now();

@@ -135,6 +135,18 @@ test('a second test of the same environment never reads the first one\'s files',
   }
 });
 
+test('`environment` tests the one named, with nothing selected, and selects nothing', async () => {
+  const fresh = await connectInMemory({ OPENROUTER_API_KEY: KEY });
+  const unknown = await fresh.call('rl_test_inference', { ...base, environment: 'nope' });
+  assert.equal(unknown.isError, true);
+  assert.match(unknown.json.error, /^Unknown environment 'nope'/);
+  const named = await fresh.call('rl_test_inference', { ...base, num_steps: 1, models: ['qwen/qwen3-8b'], environment: 'gsm8k' });
+  assert.equal(named.isError, false, JSON.stringify(named.json));
+  assert.equal(named.json.environment, 'gsm8k');
+  assert.equal(named.json.models_tested[0].accuracy, 1);
+  assert.match((await fresh.call('rl_get_current_config')).json.error, /No environment selected/);
+});
+
 test('a model that hangs is killed at its timeout and reported timed out; the others are unaffected', async () => {
   const { json } = await h.call('rl_test_inference', { ...base, timeout_seconds: 3, models: ['test/hang', 'qwen/qwen3-8b'] });
   assert.equal(json.status, 'completed');

@@ -4,9 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { parse } from 'yaml';
+import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { node22 } from './helpers/node22.js';
+import { killLeftovers, newHome, runServerEnv } from './helpers/runs.js';
 import { DIST_ENTRY, REPO_ROOT, tempDir } from './helpers/tmp.js';
 
 const INSPECTOR = join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
@@ -23,13 +27,14 @@ const HERMES_TOOLS = [
   'rl_test_inference',
 ];
 
-function inspector(args: string[]): { code: number | null; json: any; stderr: string } {
+/** One Inspector CLI call, a server process of its own; `env` is its settings (default: a fresh RL_HOME). */
+function inspector(args: string[], env: Record<string, string> = { RL_HOME: tempDir() }): { code: number | null; json: any; stderr: string } {
   const node = node22();
-  const home = tempDir();
-  const res = spawnSync(node, [INSPECTOR, '--cli', node, DIST_ENTRY, '--', '-e', `RL_HOME=${home}`, '-e', 'LOG_LEVEL=error', '--format', 'json', ...args], {
+  const settings = Object.entries({ LOG_LEVEL: 'error', ...env }).flatMap(([name, value]) => ['-e', `${name}=${value}`]);
+  const res = spawnSync(node, [INSPECTOR, '--cli', node, DIST_ENTRY, '--', ...settings, '--format', 'json', ...args], {
     encoding: 'utf8',
     timeout: 120_000,
-    env: { PATH: process.env.PATH, HOME: home },
+    env: { PATH: process.env.PATH, HOME: tempDir() },
   });
   let json: any;
   try {
@@ -86,4 +91,29 @@ test('a tool error exits 5 with the error text, as the Inspector reports isError
   const { code, json, stderr } = inspector(['--method', 'tools/call', '--tool-name', 'rl_check_status', '--tool-arg', 'run_id=deadbeef']);
   assert.equal(code, 5, JSON.stringify(json));
   assert.match(stderr + JSON.stringify(json), /Run 'deadbeef' not found/);
+});
+
+test('one server process per call: select -> edit -> start -> status carry on through RL_HOME', async (t) => {
+  const install = await makeFakeInstall();
+  install.trainerControl({ step_seconds: 0.01 });
+  const home = newHome();
+  const env = await runServerEnv(install, home);
+  t.after(() => killLeftovers([install.root, home]));
+  const call = (tool: string, ...args: string[]): Record<string, any> => {
+    const { code, json, stderr } = inspector(['--method', 'tools/call', '--tool-name', tool, ...args.flatMap((a) => ['--tool-arg', a])], env);
+    assert.equal(code, 0, `${tool}: ${JSON.stringify(json)} ${stderr}`);
+    return json.result.structuredContent;
+  };
+
+  assert.equal(call('rl_select_environment', 'name=gsm8k').environment, 'gsm8k');
+  assert.equal(call('rl_edit_config', 'field=group_size', 'value=8').value, 8);
+  const config = call('rl_get_current_config');
+  assert.equal(config.environment, 'gsm8k');
+  assert.equal(config.configurable_fields.find((f: { name: string }) => f.name === 'group_size').current_value, 8);
+  const started = call('rl_start_training');
+  assert.equal(started.environment, 'gsm8k');
+  assert.equal(parse(readFileSync(started.config_path, 'utf8')).env.group_size, 8);
+  const status = call('rl_check_status', `run_id=${started.run_id}`);
+  assert.equal(status.run_id, started.run_id);
+  assert.ok(['starting', 'running', 'completed'].includes(status.status), JSON.stringify(status));
 });

@@ -94,7 +94,7 @@ test('two servers on one RL_HOME: one supervises, the other reads and asks it to
   assert.equal(b.runtime.runs.supervises(id), false, 'the second server only reads the run');
   assert.equal((await b.call('rl_check_status', { run_id: id })).json.status, 'running');
   const start = await b.call('rl_start_training');
-  assert.equal(start.isError, true, 'no environment selected in b');
+  assert.equal(start.isError, true, "b has a's selection (it is saved in RL_HOME), but a's run is still active");
 
   const stop = await b.call('rl_stop_training', { run_id: id });
   assert.deepEqual(stop.json, { message: `Stopped training run '${id}'`, run_id: id, status: 'stopped' });

@@ -39,7 +39,7 @@ export class Runtime {
     // Inference tests die with the server (unlike training runs, which are adopted later).
     this.onClose(() => this.inferenceTests.close());
     this.wandb = new WandbReader(core);
-    this.runs = new RunManager(core, () => this.selection.requireSelection());
+    this.runs = new RunManager(core);
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
     // either way their state is on disk and their supervisor locks are released.
     this.onClose(() => this.runs.close());

@@ -4,6 +4,7 @@
  *
  *   RL_HOME/
  *     server.log
+ *     selection.json (+ selection.json.lock)
  *     cache/discovery.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
@@ -42,6 +43,8 @@ export const recordLockFile = `${RUN_FILES.record}.lock`;
 export const INFERENCE_TEST_RESULT = 'result.json';
 
 export const serverLogPath = (home: string): string => join(home, 'server.log');
+/** The selected environment and its edited config, shared by every server (+ `.lock`, its write lock). */
+export const selectionPath = (home: string): string => join(home, 'selection.json');
 export const discoveryCachePath = (home: string): string => join(home, 'cache', 'discovery.json');
 export const runsRoot = (home: string): string => join(home, 'runs');
 /** Held while a start checks the active runs and creates its directory (servers sharing RL_HOME). */

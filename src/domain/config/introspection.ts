@@ -29,7 +29,19 @@ export interface EnvironmentRef {
   config_class?: string;
 }
 
+/** An environment file as it was when its fields were read: a different one may have other fields. */
+export interface FileStamp {
+  mtime_ms: number;
+  size: number;
+}
+
+export function fileStamp(info: { mtimeMs: number; size: number }): FileStamp {
+  return { mtime_ms: info.mtimeMs, size: info.size };
+}
+
 export interface Introspection {
+  /** The file these fields were read from, stat'ed before reading it. */
+  source: FileStamp;
   introspection: 'import' | 'static';
   /** Last line of the import (or config_init) error when the answer is static. */
   import_error?: string;
@@ -43,8 +55,12 @@ export interface Introspection {
   sources?: string[];
 }
 
+/** What one run of the helper reads; `describe` adds the stamp of the file it read. */
+type Reading = Omit<Introspection, 'source'>;
+
 const SCALAR = z.enum(['int', 'float', 'bool', 'str']);
-const HELPER_FIELD = z
+/** A field as JSON, as python/introspect.py answers it (and the saved selection keeps it). */
+export const FIELD_JSON = z
   .object({
     name: z.string(),
     type: z.string(),
@@ -61,11 +77,17 @@ const HELPER_FIELD = z
     description: z.string(),
   })
   .transform(({ enum_names, ...rest }): FieldInfo => (enum_names ? { ...rest, enumNames: enum_names } : rest));
+
+/** FIELD_JSON's input: what it reads back as `field`. */
+export function fieldJson({ enumNames, ...rest }: FieldInfo): z.input<typeof FIELD_JSON> {
+  return enumNames ? { ...rest, enum_names: enumNames } : rest;
+}
+
 const HELPER_ANSWER = z.object({
   introspection: z.enum(['import', 'static']),
   import_error: z.string().nullish(),
   config_class: z.string(),
-  fields: z.array(HELPER_FIELD),
+  fields: z.array(FIELD_JSON),
   values: z.record(z.string(), z.json()),
   managed_server: z.boolean().optional(),
   server_configs: z.enum(SERVER_CONFIGS_SHAPES).optional(),
@@ -106,7 +128,7 @@ export class Introspector {
     const hit = this.cache.get(key);
     if (hit !== undefined && hit.stamp === stamp + (await filesStamp(hit.sources))) return hit.result;
 
-    const result = await this.introspect(env, signal);
+    const result = { source: fileStamp(info), ...(await this.introspect(env, signal)) };
     if (result.introspection === 'import') {
       const sources = result.sources ?? [];
       this.cache.set(key, { stamp: stamp + (await filesStamp(sources)), sources, result });
@@ -114,7 +136,7 @@ export class Introspector {
     return result;
   }
 
-  private async introspect(env: EnvironmentRef, signal?: AbortSignal): Promise<Introspection> {
+  private async introspect(env: EnvironmentRef, signal?: AbortSignal): Promise<Reading> {
     let reason: string;
     try {
       return toIntrospection(await this.runHelper(env, undefined, signal));
@@ -190,7 +212,7 @@ function safeJson(text: string): unknown {
   }
 }
 
-function toIntrospection(answer: HelperAnswer): Introspection {
+function toIntrospection(answer: HelperAnswer): Reading {
   if (answer.introspection === 'import') {
     const { managed_server, server_configs, sources } = answer;
     return {
@@ -212,6 +234,6 @@ function toIntrospection(answer: HelperAnswer): Introspection {
   };
 }
 
-function knownFieldsOnly(env: EnvironmentRef, reason: string): Introspection {
+function knownFieldsOnly(env: EnvironmentRef, reason: string): Reading {
   return toIntrospection({ introspection: 'static', import_error: reason, config_class: env.config_class ?? 'BaseEnvConfig', fields: [], values: {} });
 }

@@ -1,33 +1,18 @@
 /**
  * The selected environment and its current config: what rl_select_environment, rl_get_current_config
- * and rl_edit_config act on, and what rl_start_training turns into a run config. One per server
- * process, like Hermes' module globals, but every edited value is validated against the field.
+ * and rl_edit_config act on, and what rl_start_training turns into a run config. It lives in
+ * RL_HOME (selectionStore.ts), so every server sharing RL_HOME sees the same selection, and every
+ * edited value is validated against the field. A start may also take a config of its own, built
+ * the same way but never saved.
  */
 import { UserError } from '../../core/errors.js';
 import type { DiscoveredEnvironment } from '../environments/catalog.js';
-import type { TinkerFacts } from '../environments/tinkerReadiness.js';
-import { allowedText, closestName, coerceFieldValue, expectedText, FieldValueError, type FieldInfo } from './fields.js';
+import { allowedText, closestName, coerceFieldValue, expectedText, FieldValueError } from './fields.js';
 import { Introspector } from './introspection.js';
 import type { Logger } from '../../core/logger.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
-
-export interface SelectedConfig {
-  environment: DiscoveredEnvironment;
-  introspection: 'import' | 'static';
-  /** Why the environment could not be imported, when `introspection` is static. */
-  import_error?: string;
-  /** type(config_init()[0]) (import), or what the source says it is (static). */
-  config_class: string;
-  /** Every field of the environment's config class. */
-  fields: FieldInfo[];
-  /** From the import when it worked, else what discovery read from the source. */
-  tinker: TinkerFacts;
-  /** Current values of the NON-locked env fields (null = unset); wandb_name always set. */
-  values: Record<string, JsonValue>;
-  /** Run-level: the W&B project of the run; default settings.wandb.project. */
-  wandbProject: string;
-}
+import { type SelectedConfig, SelectionFile } from './selectionStore.js';
 
 /** One field as rl_get_current_config lists it (Hermes names, plus `allowed` when constrained). */
 export interface FieldView {
@@ -76,9 +61,15 @@ function timestamp(date: Date): string {
   return `${date.getFullYear()}${pad(date.getMonth() + 1)}${pad(date.getDate())}-${pad(date.getHours())}${pad(date.getMinutes())}${pad(date.getSeconds())}`;
 }
 
+/** What a start asks for beyond the saved selection (rl_start_training's `environment` and `config`). */
+export interface RunRequest {
+  environment?: string;
+  config?: Record<string, JsonValue>;
+}
+
 export class ConfigSelection {
   readonly introspector: Introspector;
-  private selected?: SelectedConfig;
+  private readonly saved: SelectionFile;
 
   constructor(
     private readonly settings: Settings,
@@ -86,16 +77,24 @@ export class ConfigSelection {
     private readonly environments: EnvironmentResolver,
   ) {
     this.introspector = new Introspector(settings, logger);
+    this.saved = new SelectionFile(settings.home, logger);
+    // Read at start: a damaged file is logged now, and reported to whichever tool needs it.
+    this.saved.load();
   }
 
-  /** The selection, or undefined when no environment is selected yet. */
+  /** The selection, or undefined when no environment is selected (or the saved one is damaged). */
   current(): SelectedConfig | undefined {
-    return this.selected;
+    const loaded = this.saved.load();
+    return loaded !== undefined && 'saved' in loaded ? loaded.saved : undefined;
   }
 
   requireSelection(): SelectedConfig {
-    if (!this.selected) throw new UserError('No environment selected. Use rl_select_environment(name) first.');
-    return this.selected;
+    return this.saved.require();
+  }
+
+  /** The selection, refused with the fix when its environment is gone or its fields changed since. */
+  verified(signal?: AbortSignal): Promise<SelectedConfig> {
+    return this.saved.verified((environment) => this.introspector.describe(environment, signal));
   }
 
   lockedValues(): Record<string, JsonValue> {
@@ -107,6 +106,12 @@ export class ConfigSelection {
    * adjustments made on the way (e.g. batch_size), for the answer's message.
    */
   async select(name: string, signal?: AbortSignal): Promise<{ config: SelectedConfig; notes: string[] }> {
+    const { config, notes } = await this.configOf(name, signal);
+    return { config: this.saved.replace(config), notes };
+  }
+
+  /** An environment's config as a fresh selection has it: its config_init() values, adjusted. */
+  private async configOf(name: string, signal?: AbortSignal): Promise<{ config: SelectedConfig; notes: string[] }> {
     const environment = await this.environments.resolve(name);
     const found = await this.introspector.describe(environment, signal);
     const locked = this.lockedValues();
@@ -115,13 +120,14 @@ export class ConfigSelection {
       if (!Object.hasOwn(locked, field.name)) values[field.name] = found.values[field.name] ?? null;
     }
     const notes: string[] = [];
-    if ('wandb_name' in values) values.wandb_name = `${environment.name}-${timestamp(new Date())}`;
+    const now = new Date();
+    if ('wandb_name' in values) values.wandb_name = `${environment.name}-${timestamp(now)}`;
     const batchSize = values.batch_size;
     if (typeof batchSize === 'number' && batchSize <= 0) {
       values.batch_size = DEFAULT_BATCH_SIZE;
       notes.push(`batch_size was ${batchSize} ("set by the trainer"), which stalls a Tinker run; set to ${DEFAULT_BATCH_SIZE}, tinker-atropos' default.`);
     }
-    this.selected = {
+    const config: SelectedConfig = {
       environment,
       introspection: found.introspection,
       ...(found.import_error !== undefined ? { import_error: found.import_error } : {}),
@@ -130,8 +136,10 @@ export class ConfigSelection {
       tinker: found.tinker ?? { managed_server: environment.managed_server, server_configs: environment.server_configs },
       values,
       wandbProject: this.settings.wandb.project,
+      selectedAt: now.toISOString(),
+      source: found.source,
     };
-    return { config: this.selected, notes };
+    return { config, notes };
   }
 
   /** The fields split as rl_get_current_config shows them. */
@@ -150,14 +158,32 @@ export class ConfigSelection {
     return { editable, locked: fixed };
   }
 
-  /** Names rl_edit_config accepts. */
-  editableNames(): string[] {
-    return [...Object.keys(this.requireSelection().values), WANDB_PROJECT_FIELD];
+  /** Validates, coerces and saves one value; returns the value stored. */
+  edit(name: string, value: JsonValue): JsonValue {
+    let stored: JsonValue = null;
+    this.saved.update((selected) => {
+      stored = this.set(selected, name, value);
+    });
+    return stored;
   }
 
-  /** Validates, coerces and stores one value; returns the value stored. */
-  edit(name: string, value: JsonValue): JsonValue {
-    const selected = this.requireSelection();
+  /**
+   * The config a start uses, saved nowhere: `environment` starts from that environment's
+   * config_init() values (as selecting it would), else from the saved selection; each `config`
+   * value is then set exactly as rl_edit_config sets it. `applied` holds the values as stored.
+   */
+  async forRun(request: RunRequest, signal?: AbortSignal): Promise<{ config: SelectedConfig; notes: string[]; applied: Record<string, JsonValue> }> {
+    const { environment, config: values = {} } = request;
+    const base = environment !== undefined ? await this.configOf(environment, signal) : { config: await this.verified(signal), notes: [] };
+    // The saved selection's object is shared with later calls: overrides go to a copy.
+    const config = environment === undefined && Object.keys(values).length > 0 ? structuredClone(base.config) : base.config;
+    const applied: Record<string, JsonValue> = {};
+    for (const [name, value] of Object.entries(values)) applied[name] = this.set(config, name, value);
+    return { config, notes: base.notes, applied };
+  }
+
+  /** Validates and coerces one value into `selected`; returns the value stored. */
+  private set(selected: SelectedConfig, name: string, value: JsonValue): JsonValue {
     const locked = this.lockedValues();
     if (Object.hasOwn(locked, name)) {
       throw new UserError(`Field '${name}' is locked and cannot be changed (the operator sets it in RL_MCP_CONFIG)`, { locked_value: locked[name] });
@@ -179,7 +205,8 @@ export class ConfigSelection {
     }
     const field = selected.fields.find((f) => f.name === name);
     if (!field) {
-      const available = this.editableNames();
+      // The names rl_edit_config accepts.
+      const available = [...Object.keys(selected.values), WANDB_PROJECT_FIELD];
       const suggestion = closestName(name, available);
       throw new UserError(`Unknown field '${name}'${suggestion ? `. Did you mean '${suggestion}'?` : ''}`, {
         available_fields: available,

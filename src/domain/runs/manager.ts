@@ -52,17 +52,14 @@ export class RunManager {
   private scannedRootMtime = -1;
   private closed = false;
 
-  constructor(
-    private readonly core: CoreServices,
-    private readonly selection: () => RunSelection,
-  ) {
+  constructor(private readonly core: CoreServices) {
     this.store = new RunStore(core.settings.home);
     this.reconcile();
   }
 
-  /** Starts a run: refusals first, then the record, then start-up in the background. */
-  start(signal?: AbortSignal): Promise<StartedRun> {
-    const run = this.starting.then(() => this.startNow(signal));
+  /** Starts a run of `selection`: refusals first, then the record, then start-up in the background. */
+  start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
+    const run = this.starting.then(() => this.startNow(selection, signal));
     this.starting = run.catch(() => undefined);
     return run;
   }
@@ -170,9 +167,8 @@ export class RunManager {
     return this.store.list().filter((e): e is RunRecord => !isDamaged(e) && isActive(e.status));
   }
 
-  private async startNow(signal?: AbortSignal): Promise<StartedRun> {
+  private async startNow(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
     const { settings } = this.core;
-    const selection = this.selection();
     refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
     let runId = newRunId();
     while (this.store.exists(runId)) runId = newRunId();

@@ -4,32 +4,15 @@
  * sharing RL_HOME writes through `update`, a read-modify-write under a short lock file, so the
  * supervisor's status changes and another server's rate-limit stamp never overwrite each other.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeAtomically } from '../../core/atomicFile.js';
 import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../core/home.js';
 import { FileLock } from './fileLock.js';
 import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
 
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
 const WRITE_LOCK_TIMEOUT_MS = 5_000;
-
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const fd = openSync(temp, 'w', 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(temp, path);
-  } catch (err) {
-    unlinkSync(temp);
-    throw err;
-  }
-}
 
 export class RunStore {
   /** RL_HOME/runs */

@@ -5,22 +5,25 @@ import { defineTool } from './define.js';
 
 const MAX_VALUE_CHARS = 64 * 1024;
 
+/** A value as rl_edit_config takes it; rl_start_training's `config` takes the same. */
+export const configValue = z
+  .union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
+    // zod's own text for a missing union member is a bare "Invalid input".
+    error: (issue) => (issue.input === undefined ? 'value is required: a string, number, boolean, array or object, or null to unset an Optional field' : undefined),
+  })
+  .refine((v) => JSON.stringify(v).length <= MAX_VALUE_CHARS, `value is too large: at most ${MAX_VALUE_CHARS} characters of JSON`);
+
 export const rlEditConfig = defineTool({
   name: 'rl_edit_config',
   title: 'Edit the RL config',
   description:
     'Set one configurable field of the selected environment (see rl_get_current_config), or wandb_project. The value is checked and converted to ' +
-    'the field\'s type: numbers, booleans, enum values, arrays/objects (or their JSON text); null unsets an Optional field. Locked fields are refused.',
+    'the field\'s type: numbers, booleans, enum values, arrays/objects (or their JSON text); null unsets an Optional field. Locked fields are refused. ' +
+    'The edit is saved in RL_HOME with the selection, for every server sharing it.',
   input: z
     .object({
       field: z.string().min(1).max(128).describe('Field name, e.g. group_size'),
-      value: z
-        .union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
-          // zod's own text for a missing union member is a bare "Invalid input".
-          error: (issue) => (issue.input === undefined ? 'value is required: a string, number, boolean, array or object, or null to unset an Optional field' : undefined),
-        })
-        .refine((v) => JSON.stringify(v).length <= MAX_VALUE_CHARS, `value is too large: at most ${MAX_VALUE_CHARS} characters of JSON`)
-        .describe('New value; null unsets an Optional field'),
+      value: configValue.describe('New value; null unsets an Optional field'),
     })
     .strict(),
   output: z.object({
@@ -31,8 +34,9 @@ export const rlEditConfig = defineTool({
     wandb_project: z.string(),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handler({ field, value }, { runtime }) {
+  async handler({ field, value }, { runtime, signal }) {
     const { selection } = runtime;
+    await selection.verified(signal);
     const stored = selection.edit(field, value as JsonValue);
     const { values, wandbProject } = selection.requireSelection();
     return { message: `Updated ${field} = ${JSON.stringify(stored)}`, field, value: stored, config: values, wandb_project: wandbProject };

@@ -16,10 +16,13 @@ export const rlGetCurrentConfig = defineTool({
   title: 'Show the current RL config',
   description:
     'Show the selected environment\'s config: configurable_fields (name, type, default, description, current_value) that rl_edit_config can change, ' +
-    'locked_fields fixed by the operator (model, steps, ...) with their locked_value, and the run\'s wandb_project.',
+    'locked_fields fixed by the operator (model, steps, ...) with their locked_value, and the run\'s wandb_project. The selection is the one saved ' +
+    'in RL_HOME (selected_at says when), shared by every server using it; a selection whose environment is gone or whose fields changed is ' +
+    'refused with the fix.',
   input: z.object({}).strict(),
   output: z.object({
     environment: z.string(),
+    selected_at: z.string().describe('When rl_select_environment chose it (ISO 8601)'),
     introspection: z.enum(['import', 'static']),
     configurable_fields: z.array(field),
     locked_fields: z.array(field.extend({ locked_value: z.unknown() })),
@@ -27,12 +30,13 @@ export const rlGetCurrentConfig = defineTool({
     tip: z.string(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handler(_args, { runtime }) {
+  async handler(_args, { runtime, signal }) {
     const { selection } = runtime;
-    const { environment, introspection, wandbProject } = selection.requireSelection();
+    const { environment, selectedAt, introspection, wandbProject } = await selection.verified(signal);
     const { editable, locked } = selection.describe();
     return {
       environment: environment.name,
+      selected_at: selectedAt,
       introspection,
       configurable_fields: editable,
       locked_fields: locked,

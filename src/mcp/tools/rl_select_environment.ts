@@ -3,21 +3,25 @@ import { z } from 'zod';
 import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerProblems } from '../../domain/environments/tinkerReadiness.js';
 import { defineTool } from './define.js';
 
+/** An environment as rl_list_environments names it; rl_start_training and rl_test_inference take it too. */
+export const environmentName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .regex(/^(?!.*\.\.)[^/\\\u0000]+$/, "must be an environment name from rl_list_environments (e.g. \"gsm8k\"), not a path: '/', '\\', '..' and NUL are not allowed")
+  .describe('Environment name from rl_list_environments (its class name also works when unique)');
+
 export const rlSelectEnvironment = defineTool({
   name: 'rl_select_environment',
   title: 'Select an RL environment',
   description:
     'Select the environment to train (a name from rl_list_environments) and load its config fields. Resets the current config to the ' +
-    "environment's own config_init() values and sets wandb_name to <name>-<YYYYmmdd-HHMMSS>. Next: rl_get_current_config, then rl_edit_config as needed.",
+    "environment's own config_init() values and sets wandb_name to <name>-<YYYYmmdd-HHMMSS>. The selection is saved in RL_HOME: every server " +
+    'sharing it (a restarted one, one per call) sees it until the next selection. Next: rl_get_current_config, then rl_edit_config as needed.',
   input: z
     .object({
-      name: z
-        .string()
-        .trim()
-        .min(1)
-        .max(128)
-        .regex(/^(?!.*\.\.)[^/\\\u0000]+$/, "name must be an environment name from rl_list_environments (e.g. \"gsm8k\"), not a path: '/', '\\', '..' and NUL are not allowed")
-        .describe('Environment name from rl_list_environments (its class name also works when unique)'),
+      name: environmentName,
     })
     .strict(),
   output: z.object({

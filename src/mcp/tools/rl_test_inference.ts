@@ -6,12 +6,14 @@ import { TEST_ID_PATTERN } from '../../core/home.js';
 import { DEFAULT_TEST_MODELS } from '../../domain/inference/models.js';
 import { defineTool } from './define.js';
 import { serverEntriesNeeded } from '../../domain/environments/tinkerReadiness.js';
+import { environmentName } from './rl_select_environment.js';
 
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const input = z
   .object({
+    environment: environmentName.optional().describe('Test this environment (a name from rl_list_environments) instead of the selected one; the selection is not changed'),
     num_steps: z.number().int().min(1).max(50).default(3).describe('Groups (steps) per model'),
     group_size: z.number().int().min(1).max(64).default(16).describe('Completions per group; 3 x 16 = 48 rollouts per model'),
     models: z
@@ -104,8 +106,9 @@ export const rlTestInference = defineTool({
   name: 'rl_test_inference',
   title: 'Smoke-test the environment against models',
   description: [
-    'Run the selected environment in atroposlib `process` mode against OpenAI-compatible models (default OpenRouter with',
-    'OPENROUTER_API_KEY) before paying for training: per model, num_steps groups of group_size completions are scored by',
+    'Run the selected environment (or the one named in `environment`) in atroposlib `process` mode against',
+    'OpenAI-compatible models (default OpenRouter with OPENROUTER_API_KEY) before paying for training: per model,',
+    'num_steps groups of group_size completions are scored by',
     'the environment; reports accuracy (score > 0), step success and a summary. Models run concurrently, each with its',
     'own timeout. The call answers when done or after wait_seconds with {test_id, status: "running", progress}; call',
     'again with {test_id} to wait more or get the result. Cancelling the call that started a test stops the test;',
@@ -118,7 +121,11 @@ export const rlTestInference = defineTool({
     const { inferenceTests, selection } = ctx.runtime;
     const wait = { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress };
     if (args.test_id !== undefined) return inferenceTests.waitFor(args.test_id, wait);
-    const { environment, tinker } = selection.requireSelection();
-    return inferenceTests.startAndWait({ ...args, environment, server_entries: serverEntriesNeeded(tinker.server_configs) }, wait);
+    // A named environment is judged from its source; the selection from its import, when that worked.
+    const chosen = args.environment !== undefined ? await ctx.runtime.environments.resolve(args.environment) : undefined;
+    const selected = chosen === undefined ? await selection.verified(ctx.signal) : undefined;
+    const environment = chosen ?? selected!.environment;
+    const shape = selected?.tinker.server_configs ?? chosen!.server_configs;
+    return inferenceTests.startAndWait({ ...args, environment, server_entries: serverEntriesNeeded(shape) }, wait);
   },
 });

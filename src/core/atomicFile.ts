@@ -1,0 +1,23 @@
+/**
+ * Replacing a shared file so that a reader, in this process or another server sharing RL_HOME,
+ * sees the old content or the new, never half of it: a temp file beside it, fsync, rename.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+
+export function writeAtomically(path: string, text: string): void {
+  const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const fd = openSync(temp, 'w', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temp, path);
+  } catch (err) {
+    unlinkSync(temp);
+    throw err;
+  }
+}

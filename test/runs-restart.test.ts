@@ -88,13 +88,14 @@ test('two servers on one RL_HOME: one supervises, the other reads and asks it to
   a.install.trainerControl({ step_seconds: 1 });
   const id = await startRun(a);
   const running = await waitForRun(a, id, 'is running', (r) => r.status === 'running');
-  const b = await runServer(t, { install: a.install, home: a.home, select: false });
+  const b = await runServer(t, { install: a.install, home: a.home, select: false, env: { RL_MAX_CONCURRENT_RUNS: '1' } });
 
   assert.equal(a.runtime.runs.supervises(id), true);
   assert.equal(b.runtime.runs.supervises(id), false, 'the second server only reads the run');
   assert.equal((await b.call('rl_check_status', { run_id: id })).json.status, 'running');
   const start = await b.call('rl_start_training');
-  assert.equal(start.isError, true, "b has a's selection (it is saved in RL_HOME), but a's run is still active");
+  assert.equal(start.isError, true, "b has a's selection (it is saved in RL_HOME), but a's run fills b's limit of one");
+  assert.deepEqual(start.json.active_runs, [id], 'the limit counts runs of every server sharing RL_HOME');
 
   const stop = await b.call('rl_stop_training', { run_id: id });
   assert.deepEqual(stop.json, { message: `Stopped training run '${id}'`, run_id: id, status: 'stopped' });

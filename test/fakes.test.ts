@@ -5,155 +5,17 @@
  * merge order and usage errors (shared/reference/tinker-atropos.md §1.3-§4).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openaiServer.js';
 import { makeFakeInstall, type FakeInstall, type TrainerControl } from './helpers/fakeInstall.js';
+import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerDir, waitFor } from './helpers/fakeProcesses.js';
 import { FAKE_PYTHONPATH, freePort, REPO_ROOT, tempDir } from './helpers/tmp.js';
 
 const STUB_KEY = 'sk-fake-endpoint-key-7f3a';
 const TINKER_KEY = 'tml-fakes-test-secret-51c9e2';
-
-interface Proc {
-  child: ChildProcess;
-  /** Started in a process group of its own (killed as a group). */
-  group: boolean;
-  out(): string;
-  err(): string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const started: Proc[] = [];
-after(() => {
-  for (const p of started) {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) continue;
-    try {
-      process.kill(p.group ? -p.child.pid! : p.child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
-
-function start(command: string, args: string[], opts: { cwd: string; env?: Record<string, string>; group?: boolean }): Proc {
-  const child = spawn(command, args, {
-    cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PYTHONUNBUFFERED: '1', ...opts.env },
-    detached: opts.group === true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('close', (code, signal) => resolve({ code, signal }));
-    child.on('error', (error) => {
-      err += String(error);
-      resolve({ code: null, signal: null });
-    });
-  });
-  const proc: Proc = { child, group: opts.group === true, out: () => out, err: () => err, exit };
-  started.push(proc);
-  return proc;
-}
-
-async function run(command: string, args: string[], opts: { cwd: string; env?: Record<string, string> }) {
-  const proc = start(command, args, opts);
-  const { code } = await proc.exit;
-  return { code, stdout: proc.out(), stderr: proc.err() };
-}
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, seconds = 30): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** node:http, because the real env sends GET /status-env with a JSON body, which fetch cannot. */
-function http(method: string, url: string, body?: unknown): Promise<{ status: number; text: string; json: any }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(url, { method, headers: data ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } : {} }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => {
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, text, json });
-      });
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
-async function startApi(install: FakeInstall): Promise<{ url: string; port: number; proc: Proc }> {
-  const port = await freePort();
-  const proc = start(install.runApi, ['--host', '127.0.0.1', '--port', String(port)], { cwd: install.root });
-  await waitFor('run-api listening', () => proc.err().includes(`Uvicorn running on http://127.0.0.1:${port} (Press CTRL+C to quit)`));
-  return { url: `http://127.0.0.1:${port}`, port, proc };
-}
-
-/** A run config as the server writes it: env, one openai server, tinker, slurm, testing. */
-function runConfigYaml(o: { api: string; inferencePort: number; useWandb: boolean; totalSteps?: number; groupSize?: number; batchSize?: number; openai?: Record<string, unknown> }): string {
-  const openai = { model_name: 'Qwen/Qwen3-8B', base_url: `http://127.0.0.1:${o.inferencePort}/v1`, api_key: 'x', server_type: 'sglang', weight: 1.0, ...o.openai };
-  return [
-    'env:',
-    `  group_size: ${o.groupSize ?? 2}`,
-    `  batch_size: ${o.batchSize ?? 4}`,
-    `  total_steps: ${o.totalSteps ?? 3}`,
-    '  tokenizer_name: Qwen/Qwen3-8B',
-    `  use_wandb: ${o.useWandb}`,
-    '  wandb_name: gsm8k',
-    `  rollout_server_url: ${o.api}`,
-    'openai:',
-    ...Object.entries(openai).map(([k, v], i) => `${i === 0 ? '  - ' : '    '}${k}: ${JSON.stringify(v)}`),
-    'tinker:',
-    '  wandb_project: fakes-project',
-    '  wandb_group: abcd1234',
-    '  wandb_run_name: gsm8k-abcd1234',
-    '  wandb_run_suffix: fix0',
-    'slurm: false',
-    'testing: false',
-    '',
-  ].join('\n');
-}
-
-/** A directory of its own for one trainer (its fake_trainer.json is per cwd). */
-function trainerDir(control?: TrainerControl): string {
-  const dir = tempDir('rlmcp-trainer-');
-  if (control) writeFileSync(join(dir, 'fake_trainer.json'), JSON.stringify(control));
-  return dir;
-}
-
-/** The value rich-printed for `name` in the env / server config dump on stdout. */
-function printed(stdout: string, name: string): string | undefined {
-  return new RegExp(`^\\s+${name}=(.*?),?$`, 'm').exec(stdout)?.[1];
-}
-
-/** Asserts `patterns` match lines of `text` in this order. */
-function assertInOrder(text: string, patterns: (string | RegExp)[]): void {
-  const lines = text.split('\n');
-  let at = 0;
-  for (const pattern of patterns) {
-    const found = lines.findIndex((line, i) => i >= at && (typeof pattern === 'string' ? line === pattern : pattern.test(line)));
-    assert.ok(found >= 0, `expected ${String(pattern)} after line ${at} in:\n${text}`);
-    at = found + 1;
-  }
-}
 
 // Top level, not in before(): tempDir() registers its clean-up with after(), which must belong to the file.
 const install: FakeInstall = await makeFakeInstall();
@@ -161,6 +23,7 @@ const stub: FakeOpenAI = await startFakeOpenAI({
   apiKey: STUB_KEY,
   models: { right: { mode: 'right' }, half: { mode: 'half' }, empty: { mode: 'empty' }, fail: { mode: 'fail' } },
   solve: gsm8kSolver(),
+  sglangModel: 'half',
 });
 after(() => stub.close());
 
@@ -231,10 +94,14 @@ test('trainer: registers, prints the real lines in order, exits 0 and never prin
   const inferencePort = await freePort();
   const config = join(tempDir(), 'config.yaml');
   writeFileSync(config, runConfigYaml({ api: url, inferencePort, useWandb: true, totalSteps: 3 }));
-  const result = await run(install.python, [install.launchTraining, '--config', config], {
+  const trainer = start(install.python, [install.launchTraining, '--config', config], {
     cwd: trainerDir(),
     env: { TINKER_API_KEY: TINKER_KEY, WANDB_API_KEY: 'wandb-fake-key' },
   });
+  // The trainer waits for its batches: this test is the environment that sends them.
+  await waitFor('the trainer registered', () => trainer.out().includes('Registered as trainer'));
+  await queueBatches(url, 3);
+  const result = { code: (await trainer.exit).code, stdout: trainer.out(), stderr: trainer.err() };
   assert.equal(result.code, 0, result.stdout + result.stderr);
   const step = (k: number) => [
     `Step ${k}/3`, 'Fetching data from Atropos...', /^Got \d+ Datum objects$/, 'Running forward-backward pass...',
@@ -276,10 +143,17 @@ test('trainer: its inference server answers before registration; an unhandled SI
 test('trainer: exit codes of the failure switches, the upstream "Error in step" quirk and exit_code', async () => {
   const { url } = await startApi(install);
   const deadApi = `http://127.0.0.1:${await freePort()}`;
-  const scenario = async (control: TrainerControl | undefined, o: { api?: string; useWandb?: boolean; env?: Record<string, string>; config?: string } = {}) => {
+  /** `batches`: the trainer gets an API of its own, and that many batches once it registered. */
+  const scenario = async (control: TrainerControl | undefined, o: { api?: string; useWandb?: boolean; env?: Record<string, string>; config?: string; batches?: number } = {}) => {
     const dir = trainerDir(control);
-    writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: o.api ?? url, inferencePort: await freePort(), useWandb: o.useWandb ?? false }));
-    return run(install.python, [install.launchTraining, '--config', o.config ?? 'config.yaml'], { cwd: dir, env: o.env ?? { TINKER_API_KEY: TINKER_KEY } });
+    const api = o.batches === undefined ? (o.api ?? url) : (await startApi(install)).url;
+    writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api, inferencePort: await freePort(), useWandb: o.useWandb ?? false }));
+    const trainer = start(install.python, [install.launchTraining, '--config', o.config ?? 'config.yaml'], { cwd: dir, env: o.env ?? { TINKER_API_KEY: TINKER_KEY } });
+    if (o.batches !== undefined) {
+      await waitFor('the trainer registered', () => trainer.out().includes('Registered as trainer'));
+      await queueBatches(api, o.batches);
+    }
+    return { code: (await trainer.exit).code, stdout: trainer.out(), stderr: trainer.err() };
   };
   const [noKey, noConfig, apiDown, failStart, noWandb, stepError, exitCode] = await Promise.all([
     scenario(undefined, { env: {} }),
@@ -287,8 +161,8 @@ test('trainer: exit codes of the failure switches, the upstream "Error in step" 
     scenario(undefined, { api: deadApi }),
     scenario({ fail_at_start: true }),
     scenario(undefined, { useWandb: true }),
-    scenario({ error_in_step: 1 }),
-    scenario({ exit_code: 3 }),
+    scenario({ error_in_step: 1 }, { batches: 2 }),
+    scenario({ exit_code: 3 }, { batches: 3 }),
   ]);
   assert.equal(noKey.code, 1);
   assert.match(noKey.stdout, /^Error during training: TINKER_API_KEY is not set$/m);
@@ -317,6 +191,8 @@ test('trainer: ignore_sigterm survives SIGTERM; spawn_grandchild stays in the tr
   const grandchild = Number(await waitFor('the grandchild pid', () => /^grandchild pid: (\d+)$/m.exec(trainer.out())?.[1]));
   const pgid = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]);
   assert.equal(pgid(grandchild), trainer.child.pid);
+  await waitFor('the trainer registered', () => trainer.out().includes('Registered as trainer'));
+  await queueBatches(url, 8);
   await waitFor('step 1', () => trainer.out().includes('Step 1/500'));
   trainer.child.kill('SIGTERM');
   const stepsAtSignal = trainer.out().split('\n').filter((l) => /^Step \d+\/500$/.test(l)).length;
@@ -330,7 +206,8 @@ test('env serve: waits while the trainer has not started, then fills the queue a
   const { url } = await startApi(install);
   await http('POST', `${url}/register`, { wandb_group: 'g', wandb_project: 'p', batch_size: 4, max_token_len: 9000, checkpoint_dir: './temp/', save_checkpoint_interval: 0, starting_step: 0, num_steps: 1 });
   const dir = tempDir();
-  writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort: 0, useWandb: false, totalSteps: 1, openai: { model_name: 'half', base_url: stub.baseUrl, api_key: STUB_KEY, health_check: false } }));
+  // One rollout at a time, so the queue holds exactly what the exit condition needs.
+  writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort: 0, useWandb: false, totalSteps: 1, maxNumWorkers: 1, openai: { model_name: 'half', base_url: stub.baseUrl, api_key: STUB_KEY, health_check: false } }));
   const env = start(install.python, [GSM8K(), 'serve', '--config', join(dir, 'config.yaml')], { cwd: install.root });
   await waitFor('the wait warning', () => env.err().includes('Waiting to register the env due to status wait for trainer to start'));
   assert.equal(printed(env.out(), 'api_key'), `'${STUB_KEY}'`, 'the real CLI prints the key: whoever captures stdout must redact it');

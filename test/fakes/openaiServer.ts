@@ -2,7 +2,8 @@
  * An OpenAI-compatible chat-completions endpoint on 127.0.0.1 for inference tests: checks the
  * bearer key like OpenRouter (401 otherwise), answers each model by its configured behaviour
  * (right, wrong, half right, failing with 500, hanging), optionally after a delay or until a
- * promise settles, honours `n`, and records every request.
+ * promise settles, honours `n`, and records every request. With `sglangModel` it also serves
+ * SGLang's native `POST /generate` (what atroposlib's `sglang` server type posts to), as that model.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,8 +11,11 @@ import type { AddressInfo } from 'node:net';
 export type ChatMessage = { role: string; content: string };
 
 export interface ModelBehaviour {
-  /** right: every choice correct; wrong: none; half: even choices correct; empty: empty contents; fail: HTTP 500; hang: never answers. */
-  mode: 'right' | 'wrong' | 'half' | 'empty' | 'fail' | 'hang';
+  /**
+   * right: every choice correct; wrong: none; half: even choices correct; empty: empty contents;
+   * half-empty: even choices correct, odd ones empty; fail: HTTP 500; hang: never answers.
+   */
+  mode: 'right' | 'wrong' | 'half' | 'empty' | 'half-empty' | 'fail' | 'hang';
   /** Answer after this many milliseconds. */
   delayMs?: number;
   /** Answer only once this settles (lets a test hold a model "running" as long as it needs). */
@@ -33,6 +37,11 @@ export interface FakeOpenAIOptions {
   solve: (messages: ChatMessage[]) => string | undefined;
   /** Path prefix of the API (default /v1). */
   basePath?: string;
+  /**
+   * The model `POST /generate` answers as (an SGLang server serves one model, and the request names
+   * none); without it /generate is not served.
+   */
+  sglangModel?: string;
 }
 
 export interface FakeOpenAI {
@@ -67,19 +76,56 @@ function completion(correct: boolean, answer: string | undefined): string {
   return `Let me work through this step by step.\nAfter computing each part, the result follows.\n\\boxed{${value}}`;
 }
 
+/** Choice `index` of a model in `mode` (one that answers). */
+function choiceText(mode: ModelBehaviour['mode'], index: number, answer: string | undefined): string {
+  if (mode === 'empty' || (mode === 'half-empty' && index % 2 === 1)) return '';
+  return completion(mode === 'right' || mode === 'half-empty' || (mode === 'half' && index % 2 === 0), answer);
+}
+
+/**
+ * Token ids as the environments' stand-in tokenizer makes them (test/fakes/python/atroposlib/utils/
+ * tokenizer.py): one per character (its code point), ChatML specials from U+110000 on.
+ */
+const SPECIAL_TOKENS = ['<|im_start|>', '<|im_end|>', '<|endoftext|>'];
+const FIRST_SPECIAL_ID = 0x110000;
+const IM_END_ID = FIRST_SPECIAL_ID + 1;
+
+function decodeChat(ids: unknown): ChatMessage[] {
+  if (!Array.isArray(ids)) return [];
+  const text = ids.map((id: number) => (id >= FIRST_SPECIAL_ID ? (SPECIAL_TOKENS[id - FIRST_SPECIAL_ID] ?? '') : String.fromCodePoint(id))).join('');
+  return [...text.matchAll(/<\|im_start\|>(\w+)\n([\s\S]*?)<\|im_end\|>/g)].map((m) => ({ role: m[1]!, content: m[2]! }));
+}
+
+/** SGLang's answer to one sample: the text, and (logprob, token id, text) per generated token. */
+function generated(text: string, promptTokens: number) {
+  const ids = [...[...text].map((char) => char.codePointAt(0)!), IM_END_ID];
+  return {
+    text,
+    meta_info: {
+      prompt_tokens: promptTokens,
+      completion_tokens: ids.length,
+      finish_reason: { type: 'stop' },
+      output_token_logprobs: ids.map((id) => [-0.25, id, null]),
+    },
+  };
+}
+
 export async function startFakeOpenAI(opts: FakeOpenAIOptions): Promise<FakeOpenAI> {
   const basePath = (opts.basePath ?? '/v1').replace(/\/+$/, '');
+  const generatePath = `${basePath.replace('/v1', '')}/generate`;
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
     void (async () => {
       const path = (req.url ?? '').split('?')[0]!;
       const body = await readJson(req);
+      const isGenerate = req.method === 'POST' && path === generatePath && opts.sglangModel !== undefined;
       const authorized = req.headers.authorization === `Bearer ${opts.apiKey}`;
-      const messages = Array.isArray(body.messages) ? (body.messages as ChatMessage[]) : [];
-      const model = typeof body.model === 'string' ? body.model : undefined;
-      const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
+      const messages = isGenerate ? decodeChat(body.input_ids) : Array.isArray(body.messages) ? (body.messages as ChatMessage[]) : [];
+      const model = isGenerate ? opts.sglangModel : typeof body.model === 'string' ? body.model : undefined;
+      const params = (isGenerate ? body.sampling_params : body) as Record<string, unknown> | undefined;
+      const n = typeof params?.n === 'number' && params.n > 0 ? params.n : 1;
       requests.push({ path, model, n, authorized, messages });
-      if (req.method !== 'POST' || path !== `${basePath}/chat/completions`) {
+      if (!isGenerate && (req.method !== 'POST' || path !== `${basePath}/chat/completions`)) {
         return send(res, 404, { error: { message: `No route ${req.method} ${path}`, code: 404 } });
       }
       if (!authorized) return send(res, 401, { error: { message: 'No auth credentials found', code: 401 } });
@@ -90,21 +136,18 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions): Promise<FakeOpen
       if (behaviour.delayMs) await new Promise((r) => setTimeout(r, behaviour.delayMs));
       if (behaviour.mode === 'fail') return send(res, 500, { error: { message: 'Internal server error', type: 'server_error', code: 500 } });
       const answer = opts.solve(messages);
-      const choices = Array.from({ length: n }, (_, index) => ({
-        index,
-        message: {
-          role: 'assistant',
-          content: behaviour.mode === 'empty' ? '' : completion(behaviour.mode === 'right' || (behaviour.mode === 'half' && index % 2 === 0), answer),
-        },
-        finish_reason: 'stop',
-        logprobs: null,
-      }));
+      const texts = Array.from({ length: n }, (_, index) => choiceText(behaviour.mode, index, answer));
+      if (isGenerate) {
+        const promptTokens = Array.isArray(body.input_ids) ? body.input_ids.length : 0;
+        const samples = texts.map((text) => generated(text, promptTokens));
+        return send(res, 200, n === 1 ? samples[0] : samples);
+      }
       send(res, 200, {
         id: `chatcmpl-${requests.length}`,
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model,
-        choices,
+        choices: texts.map((content, index) => ({ index, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null })),
         usage: { prompt_tokens: 50, completion_tokens: 30 * n, total_tokens: 50 + 30 * n },
       });
     })().catch(() => send(res, 500, { error: { message: 'fake endpoint error' } }));

@@ -1,9 +1,9 @@
 /**
  * A tinker-atropos checkout installed the way its README does it, built from the fakes in a fresh
  * temp directory: `<root>/tinker_atropos/environments/` (the bundled examples), the fake
- * `launch_training.py`, and a virtualenv whose interpreter imports the fake `atroposlib`, `wandb`
- * and `tinker` and the checkout itself (`.pth` files, as `pip install -e .` leaves them) with no
- * PYTHONPATH, plus the `run-api` console script next to it.
+ * `tinker_atropos/config.py` and `launch_training.py`, and a virtualenv whose interpreter imports
+ * the fake `atroposlib`, `wandb` and `tinker` and the checkout itself (`.pth` files, as
+ * `pip install -e .` leaves them) with no PYTHONPATH, plus the `run-api` console script next to it.
  *
  * Behaviour switches for the fakes are files in the root (the children's cwd):
  * `fake_trainer.json` (see test/fakes/tinker-atropos/launch_training.py) and `fake_env.json`.
@@ -16,13 +16,17 @@ import { FAKE_PYTHONPATH, FAKES_DIR, REPO_ROOT, tempDir } from './tmp.js';
 
 const execFileAsync = promisify(execFile);
 
-/** Keys of `fake_trainer.json`; every one is optional. */
+/**
+ * Keys of `fake_trainer.json`; every one is optional. Whatever they say, the trainer waits for each
+ * step's batch as upstream does (no timeout): a trainer that should make progress needs an
+ * environment feeding the Atropos API, or a test queueing batches (helpers/fakeProcesses.ts).
+ */
 export interface TrainerControl {
   /** Seconds each training step takes (default 0.05). */
   step_seconds?: number;
   /** Print `Error during training: simulated failure` and exit 1 before registering. */
   fail_at_start?: boolean;
-  /** Step k prints `Error in step k: simulated error` + traceback; the run still ends "successfully" (exit 0). */
+  /** Step k, once it has its batch, prints `Error in step k: simulated error` + traceback; the run still ends "successfully" (exit 0). */
   error_in_step?: number;
   /** Ignore SIGTERM (only SIGKILL ends it). */
   ignore_sigterm?: boolean;
@@ -32,11 +36,14 @@ export interface TrainerControl {
   hang_before_register?: boolean;
   /** Exit code of a run that reaches its end (default 0). */
   exit_code?: number;
-  /** What the trainer's inference server answers (default "The answer is #### 42"). */
+  /** What the trainer's inference server samples, on every route (default "The answer is #### 42"). */
   chat_answer?: string;
 }
 
-/** Keys of `fake_env.json` (read by `<env>.py serve`). */
+/**
+ * Keys of `fake_env.json` (read by `<env>.py serve`). Upstream failure modes that need a particular
+ * environment are shown by the environments in test/fakes/environments instead.
+ */
 export interface EnvControl {
   /** Exit right after `/register-env` succeeded. */
   exit_after_register?: boolean;
@@ -66,6 +73,12 @@ export interface FakeInstallOptions {
   basePython?: string;
   /** Where to build it (the caller removes it); default a temp dir removed after the test file. */
   dir?: string;
+  /**
+   * Leave the checkout's own `.pth` in the venv (default true), as `pip install -e .` does. Without
+   * it `tinker_atropos` is importable only by `launch_training.py` (its folder is the checkout), not
+   * by an environment, whose sys.path holds its own folder only.
+   */
+  editableInstall?: boolean;
 }
 
 function controlFile(path: string): (control: object | null) => void {
@@ -79,6 +92,7 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
   const root = join(opts.dir ?? tempDir('rlmcp-install-'), 'tinker-atropos');
   const skipCaches = (src: string) => basename(src) !== '__pycache__';
   cpSync(join(REPO_ROOT, 'examples', 'tinker_atropos'), join(root, 'tinker_atropos'), { recursive: true, filter: skipCaches });
+  cpSync(join(FAKES_DIR, 'tinker-atropos', 'tinker_atropos', 'config.py'), join(root, 'tinker_atropos', 'config.py'));
   const launchTraining = join(root, 'launch_training.py');
   cpSync(join(FAKES_DIR, 'tinker-atropos', 'launch_training.py'), launchTraining);
 
@@ -90,7 +104,7 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
   if (pythonDir === undefined) throw new Error(`no lib/python* in the new venv ${venv}`);
   const sitePackages = join(libDir, pythonDir, 'site-packages');
   writeFileSync(join(sitePackages, 'rl_training_mcp_fakes.pth'), `${FAKE_PYTHONPATH}\n`);
-  writeFileSync(join(sitePackages, '__editable__.tinker_atropos-0.1.0.pth'), `${root}\n`);
+  if (opts.editableInstall !== false) writeFileSync(join(sitePackages, '__editable__.tinker_atropos-0.1.0.pth'), `${root}\n`);
 
   const python = join(venv, 'bin', 'python');
   const runApi = join(venv, 'bin', 'run-api');

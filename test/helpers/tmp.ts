@@ -8,6 +8,8 @@ import { after } from 'node:test';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKES_DIR = join(REPO_ROOT, 'test', 'fakes');
+/** Environments in the image of upstream ones that the bundled examples are not (test/fakes/environments). */
+export const TEST_ENVIRONMENTS_DIR = join(FAKES_DIR, 'environments');
 /** Holds the fake `atroposlib` package: put it on PYTHONPATH (or in a venv's .pth). */
 export const FAKE_PYTHONPATH = join(FAKES_DIR, 'python');
 export const DIST_ENTRY = join(REPO_ROOT, 'dist', 'index.js');

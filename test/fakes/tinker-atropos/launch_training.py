@@ -1,10 +1,18 @@
-"""Test fake of tinker-atropos' ``launch_training.py`` (shared/reference/tinker-atropos.md §1.3-1.5).
+"""Test fake of tinker-atropos' ``launch_training.py`` and ``tinker_atropos/trainer.py``
+(shared/reference/tinker-atropos.md §1.3-1.5, shared/reference/upstream-behaviour.md §1).
 
-Same command line, same YAML, same stdout lines in the same order, the same inference server
-endpoints, the same registration with the Atropos API and the same exit codes (including the
-upstream quirks: an error inside a step still ends with "Training completed successfully!" and exit
-0; a W&B failure kills the trainer). Nothing talks to Tinker: weights paths are invented, losses and
-rewards are computed from the step number and the batch.
+Same command line, same YAML (read with ``tinker_atropos.config``, importable because this script's
+folder, the checkout, is on sys.path), same stdout lines in the same order, the same inference
+server endpoints (``/generate`` included), the same registration with the Atropos API and the same
+exit codes, upstream quirks included:
+- each step waits for its batch, polling ``GET /batch`` with no timeout (TA trainer.py get_data);
+- an error inside a step still ends with "Training completed successfully!" and exit 0;
+- a group without ``inference_logprobs`` (an environment that does not use managed_server) fails
+  the step with "'NoneType' object is not subscriptable" (TA trainer.py:242);
+- a failing ``wandb.init`` prints "Error initializing wandb: ..." and then kills the trainer with an
+  AttributeError, assigning the read-only ``use_wandb`` (TA trainer.py:100-102).
+Nothing talks to Tinker: weights paths are invented, losses are computed from the step number,
+rewards from the batch, and sampling answers with a fixed text.
 
 Behaviour for tests comes from ``fake_trainer.json`` in the working directory (all keys optional):
   step_seconds (float, 0.05)  time spent per step
@@ -14,7 +22,7 @@ Behaviour for tests comes from ``fake_trainer.json`` in the working directory (a
   spawn_grandchild (bool)     starts a sleeping child in the same process group, prints its pid
   hang_before_register (bool) sleeps forever just before registering
   exit_code (int)             exit code of a run that reaches the end (default 0)
-  chat_answer (str)           what the inference server answers (default "The answer is #### 42")
+  chat_answer (str)           what sampling answers (default "The answer is #### 42")
 It never prints TINKER_API_KEY.
 """
 import argparse
@@ -30,87 +38,20 @@ import time
 import traceback
 import uuid
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 import wandb
-import yaml
-from pydantic import BaseModel, Field
 
 from atroposlib.utils.json_http import request_json, start_server
 from atroposlib.utils.test_control import read_control_file
+from atroposlib.utils.tokenizer import CharTokenizer
+from tinker_atropos.config import TinkerAtroposConfig
 
 CONTROL_FILE = "fake_trainer.json"
 DEFAULT_CHAT_ANSWER = "The answer is #### 42"
-
-
-def generate_run_suffix() -> str:
-    return "".join(random.choices(string.ascii_lowercase + string.digits, k=4))
-
-
-class EnvConfig(BaseModel):
-    group_size: int = 16
-    batch_size: int = 128
-    max_batches_offpolicy: int = 3
-    tokenizer_name: str = "meta-llama/Llama-3.1-8B-Instruct"
-    use_wandb: bool = True
-    rollout_server_url: str = "http://localhost:8000"
-    wandb_name: str = "atropos-tinker-env"
-    ensure_scores_are_not_same: bool = False
-    max_token_length: int = 256
-    max_num_workers: int = 24
-    total_steps: int = 50
-    steps_per_eval: int = 100
-
-
-class OpenAIServerConfig(BaseModel):
-    model_name: str
-    base_url: str
-    api_key: str = "x"
-    weight: float = 1.0
-    num_requests_for_eval: int = 256
-
-
-class TinkerConfig(BaseModel):
-    lora_rank: int = 32
-    learning_rate: float = 4e-5
-    max_token_trainer_length: int = 2048
-    checkpoint_dir: str = "./temp/"
-    save_checkpoint_interval: int = 0
-    wandb_project: str = "atropos-tinker"
-    wandb_group: Optional[str] = None
-    wandb_run_name: str = "atropos-tinker-run"
-    wandb_run_suffix: str = Field(default_factory=generate_run_suffix)
-
-
-class TinkerAtroposConfig(BaseModel):
-    env: EnvConfig = Field(default_factory=EnvConfig)
-    openai: List[OpenAIServerConfig] = Field(default_factory=lambda: [
-        OpenAIServerConfig(model_name="meta-llama/Llama-3.1-8B-Instruct", base_url="http://localhost:8001/v1")
-    ])
-    tinker: TinkerConfig = Field(default_factory=TinkerConfig)
-    slurm: bool = False
-    testing: bool = False
-
-    @classmethod
-    def from_yaml(cls, path: str) -> "TinkerAtroposConfig":
-        if not Path(path).exists():
-            raise FileNotFoundError(f"Config file not found: {path}")
-        with open(path) as f:
-            return cls(**(yaml.safe_load(f) or {}))
-
-    @property
-    def base_model(self) -> str:
-        return self.env.tokenizer_name
-
-    @property
-    def use_wandb(self) -> bool:
-        return self.env.use_wandb
-
-    @property
-    def inference_api_url(self) -> str:
-        url = self.openai[0].base_url.rstrip("/")
-        return url[: -len("/v1")] if url.endswith("/v1") else url
+# Upstream sleeps 1 s between empty GET /batch answers; shorter so tests do not wait on the fake.
+BATCH_POLL_SECONDS = 0.2
 
 
 def parse_args() -> argparse.Namespace:
@@ -171,16 +112,30 @@ def print_configuration(config: TinkerAtroposConfig) -> None:
     print("=" * 80 + "\n")
 
 
+def generated_logprob(token_id: int) -> float:
+    # Stable, plausible per-token values: the same completion always yields the same logprobs.
+    return -round(0.05 + (token_id % 17) / 20, 4)
+
+
 class FakeTrainer:
     def __init__(self, config: TinkerAtroposConfig, control: Dict[str, Any]):
         self.config = config
         self.control = control
+        # Stands in for AutoTokenizer.from_pretrained(base_model): the environments' stand-in, so
+        # token ids mean the same on both sides.
+        self.tokenizer = CharTokenizer(config.base_model)
         self.model_id: Optional[str] = None
         self.sampling_path: Optional[str] = None  # None until the initial sampling client exists
         self.wandb_group: Optional[str] = None
         self.trainer_id: Optional[int] = None
 
     # --- inference server (trainer.py's FastAPI app) ------------------------------------------
+
+    def answer(self) -> str:
+        return self.control.get("chat_answer", DEFAULT_CHAT_ANSWER)
+
+    def sampled_tokens(self, max_tokens: int) -> List[int]:
+        return (self.tokenizer.encode(self.answer(), add_special_tokens=False) + [self.tokenizer.eos_token_id])[:max_tokens]
 
     def routes(self):
         def health(_body):
@@ -191,7 +146,7 @@ class FakeTrainer:
 
         def completion_choices(body, kind: str):
             n = int((body or {}).get("n") or 1)
-            answer = self.control.get("chat_answer", DEFAULT_CHAT_ANSWER)
+            answer = self.answer()
             if kind == "chat":
                 return [{"index": i, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"} for i in range(n)]
             return [{"index": i, "text": answer, "finish_reason": "stop"} for i in range(n)]
@@ -210,11 +165,35 @@ class FakeTrainer:
                 }
             return handle
 
+        def generate(body):
+            """ManagedServer's token path: input_ids in; per sample the text and (logprob, id, text) triples."""
+            body = body or {}
+            if body.get("input_ids") is None:
+                # Upstream raises an HTTPException inside its own try, which turns it into a 500.
+                return 500, {"detail": "Generation failed: 400: input_ids is required"}
+            if self.sampling_path is None:
+                return 500, {"detail": "Generation failed: 'NoneType' object has no attribute 'sample_async'"}
+            params = body.get("sampling_params") or {}
+            samples = []
+            for _ in range(int(params.get("n", 1))):
+                tokens = self.sampled_tokens(int(params.get("max_new_tokens", 256)))
+                samples.append({
+                    "text": self.tokenizer.decode(tokens, skip_special_tokens=True),
+                    "meta_info": {
+                        "prompt_tokens": len(body["input_ids"]),
+                        "completion_tokens": len(tokens),
+                        "finish_reason": "stop",
+                        "output_token_logprobs": [[generated_logprob(t), t, self.tokenizer.decode([t])] for t in tokens],
+                    },
+                })
+            return 200, samples[0] if len(samples) == 1 else samples
+
         return {
             ("GET", "/health"): health,
             ("GET", "/wandb_info"): wandb_info,
             ("POST", "/v1/chat/completions"): sampler("chat", "Chat completion failed"),
             ("POST", "/v1/completions"): sampler("text", "Completion failed"),
+            ("POST", "/generate"): generate,
         }
 
     def start_inference_server(self, port: int) -> None:
@@ -252,12 +231,12 @@ class FakeTrainer:
         response = request_json("POST", f"{self.config.env.rollout_server_url}/register", {
             "wandb_project": self.config.tinker.wandb_project,
             "wandb_group": self.wandb_group,
-            "batch_size": self.config.env.batch_size,
+            "batch_size": self.config.batch_size,
             "max_token_len": self.config.tinker.max_token_trainer_length,
             "starting_step": 0,
             "checkpoint_dir": self.config.tinker.checkpoint_dir,
             "save_checkpoint_interval": self.config.tinker.save_checkpoint_interval,
-            "num_steps": self.config.env.total_steps,
+            "num_steps": self.config.num_steps,
         })
         self.trainer_id = response.get("uuid")
         print(f"Registered as trainer: {self.trainer_id}")
@@ -273,26 +252,50 @@ class FakeTrainer:
                 print(f"Wandb initialized (trainer): {run.name} in group: {self.wandb_group}")
             except Exception as error:
                 print(f"Error initializing wandb: {error}")
-                # Upstream then assigns to the read-only `use_wandb` property, which raises.
-                raise AttributeError("property 'use_wandb' of 'TinkerAtroposConfig' object has no setter") from None
+                # As upstream: use_wandb is a read-only property, so this raises AttributeError.
+                self.config.use_wandb = False
 
     def weights_path(self, name: str) -> str:
         return f"tinker://{self.model_id}/sampler_weights/{name}"
 
+    def get_data(self) -> Tuple[int, List[float]]:
+        """Waits for a batch as long as it takes, then (datum count, mean score per group)."""
+        while True:
+            data = request_json("GET", f"{self.config.env.rollout_server_url}/batch", timeout=10)
+            if data.get("batch") is not None:
+                Path("temp.json").write_text(json.dumps(data))
+                return self.count_datums(data["batch"])
+            time.sleep(BATCH_POLL_SECONDS)
+
+    @staticmethod
+    def count_datums(batch: List[Dict[str, Any]]) -> Tuple[int, List[float]]:
+        """One datum per sequence of a group whose advantages are not all zero (TA trainer.py
+        pad_data_to_good_offset), reading each sequence's inference logprobs as upstream does."""
+        datums, skipped, group_means = 0, 0, []
+        for group in batch:
+            scores = group["scores"]
+            mean = sum(scores) / len(scores)
+            group_means.append(mean)
+            if len(scores) > 1 and all(score == mean for score in scores):
+                skipped += 1
+                continue
+            for i, tokens in enumerate(group["tokens"]):
+                logprobs = group["inference_logprobs"][i]
+                assert len(logprobs) == len(tokens), f"Length mismatch: tokens={len(tokens)}, logprobs={len(logprobs)}"
+                datums += 1
+        if skipped:
+            print(f"Skipped {skipped} groups with zero advantages")
+        return datums, group_means
+
     def train_step(self, step: int) -> float:
-        total = self.config.env.total_steps
         print(f"\n{'=' * 60}")
-        print(f"Step {step}/{total}")
+        print(f"Step {step}/{self.config.num_steps}")
         print("=" * 60)
         print("Fetching data from Atropos...")
-        # Upstream polls /batch every second until the env has queued a full batch; the fake asks
-        # once, so a run finishes whether or not an environment feeds it.
-        batch = request_json("GET", f"{self.config.env.rollout_server_url}/batch", timeout=10).get("batch") or []
+        datums, group_means = self.get_data()
         if self.control.get("error_in_step") == step:
             raise RuntimeError("simulated error")
-        if batch:
-            Path("temp.json").write_text(json.dumps({"batch": batch}))
-        print(f"Got {sum(len(group['tokens']) for group in batch)} Datum objects")
+        print(f"Got {datums} Datum objects")
         print("Running forward-backward pass...")
         print("Running optimizer step...")
         loss = round(0.7 * 0.9 ** step, 6)
@@ -301,11 +304,12 @@ class FakeTrainer:
         print("Saving checkpoint and updating sampling client...")
         self.sampling_path = self.weights_path(f"step_{step + 1}")
         print(f"Sampling client updated: {self.sampling_path}")
-        group_means = [sum(g["scores"]) / len(g["scores"]) for g in batch if g.get("scores")]
-        reward = sum(group_means) / len(group_means) if group_means else 0.25 + 0.5 * (step + 1) / max(total, 1)
-        print(f"Reward/mean: {reward:.4f}")
+        metrics = {"train/loss": loss, "train/learning_rate": self.config.tinker.learning_rate}
+        if group_means:
+            metrics["reward/mean"] = sum(group_means) / len(group_means)
+            print(f"Reward/mean: {metrics['reward/mean']:.4f}")
         if self.config.use_wandb:
-            wandb.log({"train/loss": loss, "train/learning_rate": self.config.tinker.learning_rate, "reward/mean": reward}, step=step + 1)
+            wandb.log(metrics, step=step + 1)
         return loss
 
     def run(self) -> None:
@@ -313,7 +317,7 @@ class FakeTrainer:
         print("Starting Tinker-Atropos Training")
         print("=" * 60 + "\n")
         self.setup()
-        for step in range(self.config.env.total_steps):
+        for step in range(self.config.num_steps):
             try:
                 loss = self.train_step(step)
                 print(f"\nStep {step} complete - Loss: {loss}")

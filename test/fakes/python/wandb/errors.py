@@ -4,3 +4,7 @@ class Error(Exception):
 
 class UsageError(Error):
     pass
+
+
+class CommError(Error):
+    pass

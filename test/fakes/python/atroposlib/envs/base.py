@@ -109,6 +109,9 @@ class BaseEnv:
         self.slurm = slurm
         self.testing = testing
         self.server = ServerManager(server_configs, slurm=slurm, testing=testing)
+        self.max_num_workers = config.max_num_workers
+        if self.max_num_workers == -1:
+            self.max_num_workers = config.max_num_workers_per_node * len(self.server.servers)
         # Real: transformers.AutoTokenizer.from_pretrained(config.tokenizer_name).
         self.tokenizer = CharTokenizer(config.tokenizer_name)
         self.curr_step = 0
@@ -350,7 +353,8 @@ class BaseEnv:
         await self.cleanup()
 
     async def env_manager(self):
-        """``serve``. Real: a pool of worker tasks; here one rollout at a time."""
+        """``serve``: rollouts run as concurrent workers, as many as fit in the queue (at most
+        max_num_workers); a full queue cancels them and puts their items back in the backlog."""
         control = read_control_file(CONTROL_FILE)
         await self.setup()
         await self.setup_wandb()
@@ -359,19 +363,33 @@ class BaseEnv:
             sys.exit(int(control.get("exit_code", 0)))
         await self.get_server_info()
         await asyncio.sleep(SETTLE_SECONDS)
+        running: Dict[asyncio.Task, Any] = {}
         while True:
             await self.get_status()
             await self.env_step_checks()
-            queued_steps = self.status_dict["queue_size"] * self.config.group_size // self.config.batch_size
-            if self.status_dict["current_step"] + queued_steps > self.config.total_steps:
+            queue_size = self.status_dict["queue_size"]
+            if self.status_dict["current_step"] + queue_size * self.config.group_size // self.config.batch_size > self.config.total_steps:
+                for worker in running:
+                    worker.cancel()
                 break
             queue_full = (
                 self.config.max_batches_offpolicy > 0
-                and self.status_dict["queue_size"] * self.config.group_size >= self.config.max_batches_offpolicy * self.config.batch_size
+                and queue_size * self.config.group_size >= self.config.max_batches_offpolicy * self.config.batch_size
             )
-            if not queue_full and self.config.batch_size != -1:
-                item = self.backlog.pop(0) if self.backlog else await self.get_next_item()
-                await self.handle_env(item)
+            if queue_full or self.config.batch_size == -1:
+                self.backlog.extend(running.values())
+                for worker in running:
+                    worker.cancel()
+                running.clear()
+            else:
+                room = self.config.max_batches_offpolicy * self.config.batch_size // self.config.group_size - queue_size
+                while len(running) < min(self.max_num_workers, room):
+                    item = self.backlog.pop() if self.backlog else await self.get_next_item()
+                    if item is None:
+                        break
+                    worker = asyncio.create_task(self.handle_env(item))
+                    running[worker] = item
+                    worker.add_done_callback(lambda done: running.pop(done, None))
             await asyncio.sleep(MAIN_LOOP_SECONDS)
 
     async def process_manager(self):

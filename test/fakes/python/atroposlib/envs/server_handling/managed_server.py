@@ -3,6 +3,8 @@ server and keep, per completion, the token ids, masks and logprobs the trainer n
 from dataclasses import dataclass, field
 from typing import Any, Dict, List
 
+from .openai_server import ChatCompletion, ChatCompletionMessage, Choice
+
 # Positions the trainer must not learn from: the prompt.
 PROMPT_MASK = -100
 # Logprob marking a prompt position in inference_logprobs, as the Tinker trainer expects.
@@ -16,11 +18,6 @@ class SequenceNode:
     masked_tokens: List[int]
     logprobs: List[float]
     metadata: Dict[str, Any] = field(default_factory=dict)
-
-
-def _generated_logprob(token_id: int) -> float:
-    # Stable, plausible per-token values: the same completion always yields the same logprobs.
-    return -round(0.05 + (token_id % 17) / 20, 4)
 
 
 class _NodeTracker:
@@ -37,26 +34,29 @@ class _NodeTracker:
 
 
 class ManagedServer(_NodeTracker):
-    """Real: ``POST /generate`` with ``input_ids`` returns the sampled ids and their logprobs. Here
-    the completion text comes from ``/chat/completions`` and is tokenized with the env's tokenizer
-    (the same tokenizer the trainer uses), so tokens decode back to the real prompt and answer."""
+    """The chat prompt is rendered and tokenized here and sent as ``input_ids`` through the server's
+    token path (``/generate`` for sglang); the sampled ids and their logprobs come back and are kept."""
 
-    async def chat_completion(self, **kwargs):
-        messages = kwargs.get("messages", [])
-        response = await self.server.chat_completion(**kwargs)
-        prompt = self.tokenizer.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
-        for choice in response.choices:
-            output = self.tokenizer.encode(choice.message.content or "", add_special_tokens=False)
-            output.append(self.tokenizer.eos_token_id)
-            tokens = prompt + output
+    async def chat_completion(self, **kwargs) -> ChatCompletion:
+        messages = kwargs.pop("messages", [])
+        prompt = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=not messages or messages[-1]["role"] != "assistant")
+        input_ids = self.tokenizer.encode(prompt, add_special_tokens=False)
+        prompt_tokens, outputs, logprobs, finish_reasons = await self.server.tokens_and_logprobs_completion(**kwargs, prompt=prompt, input_ids=input_ids)
+        choices = []
+        for index, (output, output_logprobs) in enumerate(zip(outputs, logprobs)):
+            reason = finish_reasons[index] if index < len(finish_reasons) else "stop"
+            if isinstance(reason, dict):
+                reason = reason.get("type", "stop")
+            text = self.tokenizer.decode(output, skip_special_tokens=True)
             self.current_nodes.append(SequenceNode(
-                full_text=self.tokenizer.decode(tokens),
-                tokens=tokens,
-                masked_tokens=[PROMPT_MASK] * len(prompt) + output,
-                logprobs=[PROMPT_LOGPROB] * len(prompt) + [_generated_logprob(t) for t in output],
-                metadata={"finish_reason": choice.finish_reason or "stop"},
+                full_text=prompt + text,
+                tokens=prompt_tokens + output,
+                masked_tokens=[PROMPT_MASK] * len(prompt_tokens) + output,
+                logprobs=[PROMPT_LOGPROB] * len(prompt_tokens) + output_logprobs,
+                metadata={"finish_reason": reason},
             ))
-        return response
+            choices.append(Choice(index=index, message=ChatCompletionMessage(content=text), finish_reason=reason))
+        return ChatCompletion(id="", model=self.server.config.model_name, choices=choices)
 
 
 class DummyManagedServer(_NodeTracker):

@@ -1,9 +1,9 @@
-"""The inference client (atroposlib/envs/server_handling/openai_server.py) without the openai
-package: ``POST {base_url}/chat/completions`` with ``Authorization: Bearer <api_key>``.
+"""The ``openai`` server type (atroposlib/envs/server_handling/openai_server.py) and the part of the
+openai package it uses, without that package: ``POST {base_url}/chat/completions`` (and
+``/completions`` for a health probe) with ``Authorization: Bearer <api_key>``, failures raised as
+the openai exception classes, under the names tracebacks print for them upstream.
 
-Simplifications, each said where it happens: every ``server_type`` talks to ``/chat/completions``
-(the real sglang/vllm/trl classes call ``/generate`` and friends); the health check gates only the
-first request instead of pinging every second for the whole run; retries are 3 quick attempts.
+Simplification: the real openai client retries some failures twice more on its own; not here.
 """
 import asyncio
 import json
@@ -13,19 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from ...utils.json_http import HttpStatusError, request_json
-from .server_baseline import APIServerConfig, ServerBaseline
-
-# Real: two nested tenacity layers of 3 attempts with random exponential waits up to 10 s. Kept short
-# so a failing endpoint fails a test in well under a second.
-RETRY_DELAYS = (0.1, 0.2)
-HEALTH_CHECK_INTERVAL = 1.0
+from .server_baseline import APIServer, APIServerConfig, ServerBaseline
 
 
-class APIError(Exception):
+class OpenAIError(Exception):
     pass
 
 
-class APIConnectionError(APIError):
+class APIConnectionError(OpenAIError):
     pass
 
 
@@ -33,7 +28,7 @@ class APITimeoutError(APIConnectionError):
     pass
 
 
-class APIStatusError(APIError):
+class APIStatusError(OpenAIError):
     def __init__(self, status: int, body: str):
         try:
             shown: Any = json.loads(body)
@@ -43,8 +38,41 @@ class APIStatusError(APIError):
         self.status_code = status
 
 
-class RetryError(Exception):
-    """What tenacity raises once every attempt failed; the last error is chained as the cause."""
+class BadRequestError(APIStatusError):
+    pass
+
+
+class AuthenticationError(APIStatusError):
+    pass
+
+
+class PermissionDeniedError(APIStatusError):
+    pass
+
+
+class NotFoundError(APIStatusError):
+    pass
+
+
+class RateLimitError(APIStatusError):
+    pass
+
+
+class InternalServerError(APIStatusError):
+    pass
+
+
+_STATUS_ERRORS = {400: BadRequestError, 401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError, 429: RateLimitError}
+
+for _error in (OpenAIError, APIConnectionError, APITimeoutError, APIStatusError, *_STATUS_ERRORS.values(), InternalServerError):
+    # The openai package re-exports these at top level and names them so: `openai.NotFoundError`.
+    _error.__module__ = "openai"
+
+
+def status_error(status: int, body: str) -> APIStatusError:
+    if status >= 500:
+        return InternalServerError(status, body)
+    return _STATUS_ERRORS.get(status, APIStatusError)(status, body)
 
 
 @dataclass
@@ -80,58 +108,58 @@ def _parse_completion(payload: Dict[str, Any]) -> ChatCompletion:
     return ChatCompletion(id=payload.get("id", ""), model=payload.get("model", ""), choices=choices, usage=payload.get("usage") or {})
 
 
-class OpenAIServer:
+class AsyncClient:
+    """``openai.AsyncClient(api_key, base_url, timeout)``: the two calls atroposlib makes."""
+
     def __init__(self, config: APIServerConfig):
         self.config = config
-        self.server_healthy = not config.health_check
 
-    @property
-    def chat_url(self) -> str:
-        return f"{(self.config.base_url or '').rstrip('/')}/chat/completions"
-
-    def _post_blocking(self, body: Dict[str, Any]) -> Dict[str, Any]:
+    def _post_blocking(self, path: str, body: Dict[str, Any]) -> Dict[str, Any]:
+        url = f"{(self.config.base_url or '').rstrip('/')}{path}"
         headers = {"Authorization": f"Bearer {self.config.api_key or ''}"}
         try:
-            return request_json("POST", self.chat_url, body, timeout=self.config.timeout, headers=headers)
+            return request_json("POST", url, body, timeout=self.config.timeout, headers=headers)
         except HttpStatusError as error:
-            raise APIStatusError(error.status, error.body) from None
+            raise status_error(error.status, error.body) from None
         except (socket.timeout, TimeoutError):
             raise APITimeoutError("Request timed out.") from None
         except (urllib.error.URLError, OSError, ValueError):
             raise APIConnectionError("Connection error.") from None
 
-    async def _wait_until_healthy(self) -> None:
-        probe = {"model": self.config.model_name, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
-        while not self.server_healthy:
-            try:
-                await asyncio.to_thread(self._post_blocking, probe)
-                self.server_healthy = True
-            except APIError:
-                await asyncio.sleep(HEALTH_CHECK_INTERVAL)
+    async def create_chat_completion(self, **kwargs) -> ChatCompletion:
+        return _parse_completion(await asyncio.to_thread(self._post_blocking, "/chat/completions", kwargs))
 
-    async def _request(self, body: Dict[str, Any]) -> ChatCompletion:
-        last: Optional[BaseException] = None
-        for delay in (*RETRY_DELAYS, None):
-            try:
-                return _parse_completion(await asyncio.to_thread(self._post_blocking, body))
-            except APIError as error:
-                last = error
-                if delay is not None:
-                    await asyncio.sleep(delay)
-        raise RetryError(f"RetryError[<Future at 0x{id(last):x} state=finished raised {type(last).__name__}>]") from last
+    async def create_completion(self, **kwargs) -> Dict[str, Any]:
+        return await asyncio.to_thread(self._post_blocking, "/completions", kwargs)
 
-    async def chat_completion(self, **kwargs) -> ChatCompletion:
-        kwargs.pop("split", None)
-        kwargs["model"] = self.config.model_name
-        if not self.server_healthy:
-            await self._wait_until_healthy()
+
+class ChatViaOpenAIClient(APIServer):
+    """Chat completions and the health probe through the openai client, as both the openai and the
+    sglang server types do upstream."""
+
+    def __init__(self, config: APIServerConfig):
+        super().__init__(config)
+        self.openai = AsyncClient(config)
+
+    async def _health_probe(self, chat_completion: bool) -> None:
+        if chat_completion:
+            await self.openai.create_chat_completion(model=self.config.model_name, messages=[{"role": "user", "content": "hi"}], max_tokens=1)
+        else:
+            await self.openai.create_completion(model=self.config.model_name, prompt="hi", max_tokens=1)
+
+    async def _chat_completion_wrapper(self, **kwargs) -> ChatCompletion:
         n = int(kwargs.get("n", 1) or 1)
         if not self.config.n_kwarg_is_ignored or n == 1:
-            return await self._request(kwargs)
+            return await self.openai.create_chat_completion(**kwargs)
         # The endpoint ignores `n`: ask n times for one completion each and join the answers.
-        singles = await asyncio.gather(*(self._request({**kwargs, "n": 1}) for _ in range(n)))
+        singles = await asyncio.gather(*(self.openai.create_chat_completion(**{**kwargs, "n": 1}) for _ in range(n)))
         choices = [Choice(index=i, message=c.choices[0].message, finish_reason=c.choices[0].finish_reason) for i, c in enumerate(singles) if c.choices]
         return ChatCompletion(id=singles[0].id, model=singles[0].model, choices=choices)
+
+
+class OpenAIServer(ChatViaOpenAIClient):
+    async def _tokens_and_logprobs_completion_wrapper(self, **kwargs):
+        raise NotImplementedError("Tokens and logprobs not supported by base OpenAI API, use specific API servers.")
 
 
 class CliUsageError(Exception):
@@ -139,7 +167,9 @@ class CliUsageError(Exception):
 
 
 def resolve_openai_configs(default_server_configs, openai_config_dict, yaml_config, cli_passed_flags):
-    """The final server configs from config_init's structure and the merged single-server dict."""
+    """The final server configs from config_init's structure and the merged single-server dict.
+    A single APIServerConfig stays single (ServerManager then spreads it over ports 9004-9007) and a
+    bare ServerBaseline comes back as it is: the --openai.* flags and YAML are ignored (AT :201-217)."""
     openai_yaml = yaml_config.get("openai")
     openai_cli = {key: value for key, value in cli_passed_flags.items() if key.startswith("openai.")}
     multi_yaml = isinstance(openai_yaml, list) and len(openai_yaml) >= 2

@@ -1,4 +1,12 @@
-"""ServerManager (atroposlib/envs/server_handling/server_manager.py): ``self.server`` of an env."""
+"""ServerManager (atroposlib/envs/server_handling/server_manager.py): ``self.server`` of an env.
+
+Anything but a list is a template (AT :105-147): a bare ServerBaseline or a single APIServerConfig is
+spread over ``http://localhost:9004..9007/v1`` with ``api_key="x"``, keeping only its timeout,
+request limits, model and tokenizer names; the base_url and key it carried are dropped. The server
+type of the template (or of the list's first entry) picks the server class for all of them.
+
+Simplification: ``testing`` and SLURM discovery are not faked.
+"""
 import os
 import warnings
 from contextlib import asynccontextmanager
@@ -8,10 +16,11 @@ from pydantic import BaseModel, Field
 
 from .managed_server import DummyManagedServer, ManagedServer
 from .openai_server import OpenAIServer
-from .server_baseline import APIServerConfig, ServerBaseline
+from .server_baseline import APIServer, APIServerConfig, ServerBaseline
+from .sglang_server import SGLangServer
 
-# Where the real manager points a bare ServerBaseline (it spreads over ports 9004-9007).
-BASELINE_URL = "http://localhost:9004/v1"
+SPREAD_PORTS = range(9004, 9008)
+SERVER_CLASSES = {"openai": OpenAIServer, "sglang": SGLangServer}
 
 DUMMY_MANAGED_SERVER_REFUSAL = (
     "OpenAI endpoints do not support token IDs or logprobs required for "
@@ -31,22 +40,42 @@ class ServerManagerConfig(BaseModel):
     proxy_url: Optional[str] = Field(default=None, description="URL of the atropos proxy (or ATROPOS_PROXY_URL).")
 
 
+def _spread(template: ServerBaseline) -> List[APIServerConfig]:
+    return [
+        APIServerConfig(
+            base_url=f"http://localhost:{port}/v1",
+            api_key="x",
+            timeout=template.timeout,
+            num_max_requests_at_once=template.num_max_requests_at_once,
+            num_requests_for_eval=template.num_requests_for_eval,
+            model_name=template.model_name,
+            rolling_buffer_length=template.rolling_buffer_length,
+            tokenizer_name=template.tokenizer_name,
+        )
+        for port in SPREAD_PORTS
+    ]
+
+
 class ServerManager:
-    def __init__(self, configs: Union[ServerBaseline, APIServerConfig, List[APIServerConfig]], slurm: bool = False, testing: bool = False, **_kwargs):
-        if isinstance(configs, APIServerConfig):
-            configs = [configs]
-        elif isinstance(configs, ServerBaseline):
-            configs = [APIServerConfig(**configs.model_dump(), base_url=BASELINE_URL)]
-        self.servers = [OpenAIServer(config) for config in configs]
+    def __init__(self, configs: Union[ServerBaseline, List[APIServerConfig]], slurm: bool = False, testing: bool = False, **_kwargs):
+        template = configs[0] if isinstance(configs, list) else configs
+        server_class = SERVER_CLASSES.get(template.server_type)
+        if server_class is None:
+            raise NotImplementedError(f"server_type {template.server_type!r}: the test fakes serve 'openai' and 'sglang' only")
+        self.servers: List[APIServer] = [server_class(config) for config in (configs if isinstance(configs, list) else _spread(configs))]
+
+    def _most_available(self) -> APIServer:
+        # Real: the healthy server with the most free request slots; all start with the same number,
+        # so that is the first healthy one.
+        return next((server for server in self.servers if server.server_healthy), self.servers[0])
 
     async def chat_completion(self, **kwargs):
-        # Real: the server with the most free request slots; one server is plenty for the fakes.
-        return await self.servers[0].chat_completion(**kwargs)
+        return await self._most_available().chat_completion(**kwargs)
 
     @asynccontextmanager
     async def managed_server(self, tokenizer=None, **_kwargs):
-        server = self.servers[0]
-        if server.config.server_type == "openai":
+        server = self._most_available()
+        if isinstance(server, OpenAIServer):
             allowed = os.environ.get("ATROPOS_ALLOW_DUMMY_MANAGED_SERVER", "").lower() in ("1", "true", "yes")
             if not allowed:
                 raise NotImplementedError(DUMMY_MANAGED_SERVER_REFUSAL)

@@ -12,7 +12,7 @@ import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openaiServer.js';
 import { FakeWandb } from './fakes/wandbServer.js';
 import { makeFakeInstall, type FakeInstall, type TrainerControl } from './helpers/fakeInstall.js';
-import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerDir, waitFor, type Proc } from './helpers/fakeProcesses.js';
+import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerArgs, trainerDir, waitFor, type Proc } from './helpers/fakeProcesses.js';
 import { freePort, TEST_ENVIRONMENTS_DIR, tempDir } from './helpers/tmp.js';
 
 const STUB_KEY = 'sk-upstream-endpoint-key-4d2b';
@@ -64,7 +64,7 @@ async function startTrainer(api: string, o: { control?: TrainerControl; totalSte
   const dir = trainerDir(o.control);
   const inferencePort = await freePort();
   writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api, inferencePort, useWandb: o.useWandb ?? false, totalSteps: o.totalSteps ?? 1, groupSize: o.groupSize, batchSize: o.batchSize }));
-  const proc = start(install.python, [install.launchTraining, '--config', 'config.yaml'], { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY, ...o.env } });
+  const proc = start(install.python, trainerArgs(install, 'config.yaml', inferencePort), { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY, ...o.env } });
   return { proc, inference: `http://127.0.0.1:${inferencePort}` };
 }
 
@@ -314,9 +314,10 @@ test('an environment has only its own folder on sys.path: importing tinker_atrop
   const bare = await makeFakeInstall({ editableInstall: false });
   const { url } = await startApi(bare);
   const dir = trainerDir();
-  writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort: await freePort(), useWandb: false, openai: { model_name: 'half', base_url: stub.baseUrl, api_key: STUB_KEY } }));
+  const inferencePort = await freePort();
+  writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort, useWandb: false, openai: { model_name: 'half', base_url: stub.baseUrl, api_key: STUB_KEY } }));
   // launch_training.py itself imports tinker_atropos.config: its own folder is the checkout.
-  const trainer = start(bare.python, [bare.launchTraining, '--config', 'config.yaml'], { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY } });
+  const trainer = start(bare.python, trainerArgs(bare, 'config.yaml', inferencePort), { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY } });
   await registered(trainer);
   const env = await run(bare.python, [testEnv('gsm8k_checkout'), 'serve', '--config', join(dir, 'config.yaml')], { cwd: bare.root });
   trainer.child.kill('SIGKILL');

@@ -11,7 +11,7 @@ import { after, test } from 'node:test';
 import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openaiServer.js';
 import { makeFakeInstall, type FakeInstall, type TrainerControl } from './helpers/fakeInstall.js';
-import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerDir, waitFor } from './helpers/fakeProcesses.js';
+import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerArgs, trainerDir, waitFor } from './helpers/fakeProcesses.js';
 import { FAKE_PYTHONPATH, freePort, REPO_ROOT, tempDir } from './helpers/tmp.js';
 
 const STUB_KEY = 'sk-fake-endpoint-key-7f3a';
@@ -94,7 +94,7 @@ test('trainer: registers, prints the real lines in order, exits 0 and never prin
   const inferencePort = await freePort();
   const config = join(tempDir(), 'config.yaml');
   writeFileSync(config, runConfigYaml({ api: url, inferencePort, useWandb: true, totalSteps: 3 }));
-  const trainer = start(install.python, [install.launchTraining, '--config', config], {
+  const trainer = start(install.python, trainerArgs(install, config, inferencePort), {
     cwd: trainerDir(),
     env: { TINKER_API_KEY: TINKER_KEY, WANDB_API_KEY: 'wandb-fake-key' },
   });
@@ -112,7 +112,7 @@ test('trainer: registers, prints the real lines in order, exits 0 and never prin
   assertInOrder(result.stdout, [
     `Loading config from: ${config}`, 'Training Configuration:', 'Base Model: Qwen/Qwen3-8B', '  Run Name: gsm8k-abcd1234-fix0',
     `Inference API URL: http://127.0.0.1:${inferencePort}`, 'Initializing Tinker-Atropos Trainer...',
-    `Starting FastAPI inference server on port ${inferencePort}...`, 'Setting up Tinker-Atropos Trainer...',
+    'Starting FastAPI inference server on port 8001...', 'Setting up Tinker-Atropos Trainer...',
     /^Initial sampling client created: tinker:\/\/[0-9a-f-]+:train:0\/sampler_weights\/step_0$/,
     /^Registered as trainer: \d{20,}$/, 'Wandb initialized (trainer): gsm8k-abcd1234-trainer-fix0 in group: abcd1234',
     ...step(0), ...step(1), ...step(2),
@@ -128,7 +128,7 @@ test('trainer: its inference server answers before registration; an unhandled SI
   const inferencePort = await freePort();
   const dir = trainerDir({ hang_before_register: true });
   writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort, useWandb: false }));
-  const trainer = start(install.python, [install.launchTraining, '--config', 'config.yaml'], { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY } });
+  const trainer = start(install.python, trainerArgs(install, 'config.yaml', inferencePort), { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY } });
   const inference = `http://127.0.0.1:${inferencePort}`;
   assert.deepEqual(await waitFor('/health', () => http('GET', `${inference}/health`).then((r) => r.json, () => undefined)), { status: 'ok', trainer_initialized: true });
   await waitFor('the initial sampling client', () => trainer.out().includes('Initial sampling client created'));
@@ -147,8 +147,9 @@ test('trainer: exit codes of the failure switches, the upstream "Error in step" 
   const scenario = async (control: TrainerControl | undefined, o: { api?: string; useWandb?: boolean; env?: Record<string, string>; config?: string; batches?: number } = {}) => {
     const dir = trainerDir(control);
     const api = o.batches === undefined ? (o.api ?? url) : (await startApi(install)).url;
-    writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api, inferencePort: await freePort(), useWandb: o.useWandb ?? false }));
-    const trainer = start(install.python, [install.launchTraining, '--config', o.config ?? 'config.yaml'], { cwd: dir, env: o.env ?? { TINKER_API_KEY: TINKER_KEY } });
+    const inferencePort = await freePort();
+    writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api, inferencePort, useWandb: o.useWandb ?? false }));
+    const trainer = start(install.python, trainerArgs(install, o.config ?? 'config.yaml', inferencePort), { cwd: dir, env: o.env ?? { TINKER_API_KEY: TINKER_KEY } });
     if (o.batches !== undefined) {
       await waitFor('the trainer registered', () => trainer.out().includes('Registered as trainer'));
       await queueBatches(api, o.batches);
@@ -186,8 +187,9 @@ test('trainer: exit codes of the failure switches, the upstream "Error in step" 
 test('trainer: ignore_sigterm survives SIGTERM; spawn_grandchild stays in the trainer\'s process group', async () => {
   const { url } = await startApi(install);
   const dir = trainerDir({ ignore_sigterm: true, spawn_grandchild: true, step_seconds: 0.2 });
-  writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort: await freePort(), useWandb: false, totalSteps: 500 }));
-  const trainer = start(install.python, [install.launchTraining, '--config', 'config.yaml'], { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY }, group: true });
+  const inferencePort = await freePort();
+  writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort, useWandb: false, totalSteps: 500 }));
+  const trainer = start(install.python, trainerArgs(install, 'config.yaml', inferencePort), { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY }, group: true });
   const grandchild = Number(await waitFor('the grandchild pid', () => /^grandchild pid: (\d+)$/m.exec(trainer.out())?.[1]));
   const pgid = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]);
   assert.equal(pgid(grandchild), trainer.child.pid);

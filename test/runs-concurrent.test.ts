@@ -30,8 +30,10 @@ test('four runs at once: own ports, own files; a fifth refused naming them; one 
     assert.equal(config.tinker.checkpoint_dir, join(first.home, 'runs', r.run_id, 'checkpoints'));
     assert.ok(r.processes.api.command.includes(String(r.ports.api)));
     assert.equal(r.processes.trainer.cwd, join(first.home, 'runs', r.run_id, 'trainer'));
-    // The trainer's inference server answers on its run's port (moved there by the wrapper).
-    assert.match(readFileSync(r.logs.trainer, 'utf8'), /Registered as trainer/);
+    // The trainer hard-codes 8001 as upstream does; the wrapper moved its server to the run's port.
+    const log = readFileSync(r.logs.trainer, 'utf8');
+    assert.match(log, /Starting FastAPI inference server on port 8001\.\.\./);
+    assert.ok(log.includes(`run_trainer: inference server on 127.0.0.1:${r.ports.inference}`), log);
   }
   // Each trainer writes temp.json in its own directory, never the checkout's.
   await waitUntil('every trainer wrote its temp.json', () => running.every((r) => existsSync(join(r.processes.trainer.cwd!, 'temp.json'))), 60);

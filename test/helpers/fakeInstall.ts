@@ -1,7 +1,7 @@
 /**
  * A tinker-atropos checkout installed the way its README does it, built from the fakes in a fresh
  * temp directory: `<root>/tinker_atropos/environments/` (the bundled examples), the fake
- * `tinker_atropos/config.py` and `launch_training.py`, and a virtualenv whose interpreter imports
+ * `tinker_atropos/config.py`, `tinker_atropos/trainer.py` and `launch_training.py`, and a virtualenv whose interpreter imports
  * the fake `atroposlib`, `wandb` and `tinker` and the checkout itself (`.pth` files, as
  * `pip install -e .` leaves them) with no PYTHONPATH, plus the `run-api` console script next to it.
  *
@@ -92,7 +92,7 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
   const root = join(opts.dir ?? tempDir('rlmcp-install-'), 'tinker-atropos');
   const skipCaches = (src: string) => basename(src) !== '__pycache__';
   cpSync(join(REPO_ROOT, 'examples', 'tinker_atropos'), join(root, 'tinker_atropos'), { recursive: true, filter: skipCaches });
-  cpSync(join(FAKES_DIR, 'tinker-atropos', 'tinker_atropos', 'config.py'), join(root, 'tinker_atropos', 'config.py'));
+  for (const module of ['config.py', 'trainer.py']) cpSync(join(FAKES_DIR, 'tinker-atropos', 'tinker_atropos', module), join(root, 'tinker_atropos', module));
   const launchTraining = join(root, 'launch_training.py');
   cpSync(join(FAKES_DIR, 'tinker-atropos', 'launch_training.py'), launchTraining);
 

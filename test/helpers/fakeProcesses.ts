@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after } from 'node:test';
 import type { FakeInstall, TrainerControl } from './fakeInstall.js';
 import { freePort, tempDir } from './tmp.js';
+import { RUN_TRAINER_SCRIPT } from '../../src/core/paths.js';
 
 export interface Proc {
   child: ChildProcess;
@@ -100,6 +101,14 @@ export async function startApi(install: FakeInstall): Promise<{ url: string; por
   const proc = start(install.runApi, ['--host', '127.0.0.1', '--port', String(port)], { cwd: install.root });
   await waitFor('run-api listening', () => proc.err().includes(`Uvicorn running on http://127.0.0.1:${port} (Press CTRL+C to quit)`));
   return { url: `http://127.0.0.1:${port}`, port, proc };
+}
+
+/**
+ * The trainer's command line as the server runs it: through python/run_trainer.py, which moves the
+ * inference server (upstream's hard-coded 8001) to `inferencePort`.
+ */
+export function trainerArgs(install: FakeInstall, config: string, inferencePort: number): string[] {
+  return [RUN_TRAINER_SCRIPT, '--port', String(inferencePort), install.launchTraining, '--config', config];
 }
 
 /** A run config as the server writes it: env, one openai server, tinker, slurm, testing. */

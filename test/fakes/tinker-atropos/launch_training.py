@@ -39,14 +39,14 @@ import traceback
 import uuid
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
-from urllib.parse import urlsplit
 
 import wandb
 
-from atroposlib.utils.json_http import request_json, start_server
+from atroposlib.utils.json_http import request_json
 from atroposlib.utils.test_control import read_control_file
 from atroposlib.utils.tokenizer import CharTokenizer
 from tinker_atropos.config import TinkerAtroposConfig
+import tinker_atropos.trainer as trainer_module
 
 CONTROL_FILE = "fake_trainer.json"
 DEFAULT_CHAT_ANSWER = "The answer is #### 42"
@@ -196,16 +196,6 @@ class FakeTrainer:
             ("POST", "/generate"): generate,
         }
 
-    def start_inference_server(self, port: int) -> None:
-        # Upstream binds 0.0.0.0 in a daemon thread; a busy port ends only that thread (the trainer
-        # keeps going without an inference server).
-        def serve():
-            server = start_server(self.routes(), "0.0.0.0", port)
-            if server is not None:
-                server.serve_forever()
-
-        threading.Thread(target=serve, daemon=True).start()
-
     # --- training ------------------------------------------------------------------------------
 
     def setup(self) -> None:
@@ -348,10 +338,14 @@ def main() -> None:
     print_configuration(config)
     print("Initializing Tinker-Atropos Trainer...")
     trainer = FakeTrainer(config, control)
-    # Upstream hard-codes 8001; the fork (and this fake) take the port from openai[0].base_url.
-    port = urlsplit(config.openai[0].base_url).port or 8001
-    print(f"Starting FastAPI inference server on port {port}...")
-    trainer.start_inference_server(port)
+    trainer_module.trainer = trainer
+    # As upstream: imported here, so a wrapper that replaced it (or uvicorn.run) before is used.
+    from tinker_atropos.trainer import run_fastapi_server
+
+    # Upstream's server runs in a daemon thread; a busy port ends only that thread (the trainer
+    # keeps going without an inference server).
+    print("Starting FastAPI inference server on port 8001...")
+    threading.Thread(target=run_fastapi_server, daemon=True).start()
     print("Waiting for FastAPI server to start...")
     try:
         trainer.run()

@@ -117,6 +117,8 @@ test('log signals: which environment lines count as what', () => {
     ['Scores are the same in a group, skipping...', 'dropped_groups'],
     ['Error in scoring: {...}', 'errors'],
     ['Failed to send single ScoredDataGroup after retries: timeout', 'errors'],
+    ['ERROR:root:Error in scoring: {...}', 'errors'],
+    ['WARNING:atroposlib.envs.base:Failed to process group, retrying...', 'dropped_groups'],
     ['INFO:root:Sent 16 rollouts', undefined],
   ];
   for (const [line, kind] of table) assert.equal(envSignalOf(line), kind, line);

@@ -30,11 +30,15 @@ const ERROR = /^(?:Error in collect_trajectories:|Error in scoring|Scoring excep
 
 const quote = (line: string): string => (line.length > MAX_QUOTED_CHARS ? `${line.slice(0, MAX_QUOTED_CHARS)}...` : line);
 
+/** Python logging's default format puts `LEVEL:logger:` before the message. */
+const LOGGING_PREFIX = /^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:/;
+
 /** Which signal a line of an environment's log is, if any. A connection error wins over its wrapper. */
 export function envSignalOf(line: string): keyof EnvLogSignals | undefined {
-  if (CONNECTION.test(line)) return 'connection_errors';
-  if (DROPPED.test(line)) return 'dropped_groups';
-  if (ERROR.test(line)) return 'errors';
+  const message = line.replace(LOGGING_PREFIX, '');
+  if (CONNECTION.test(message)) return 'connection_errors';
+  if (DROPPED.test(message)) return 'dropped_groups';
+  if (ERROR.test(message)) return 'errors';
   return undefined;
 }
 

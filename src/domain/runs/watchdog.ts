@@ -65,8 +65,10 @@ export class Watchdog {
     const force = this.lastWrite === 0;
     const { next, changed } = nextObservations(this.run.record.observed, look, now());
     const firstData = this.run.record.phase === 'waiting_for_data' && next.data_first_at !== undefined;
+    // A kind of trouble seen for the first time is evidence a status check should have at once.
+    const newSignal = Object.keys(next.env ?? {}).length > Object.keys(this.run.record.observed?.env ?? {}).length;
     const since = Date.now() - this.lastWrite;
-    if (force || firstData || (changed && since >= WRITE_EVERY_MS) || since >= HEARTBEAT_MS) {
+    if (force || firstData || newSignal || (changed && since >= WRITE_EVERY_MS) || since >= HEARTBEAT_MS) {
       this.run.update((r) => {
         r.observed = next;
         if (firstData) {

@@ -61,3 +61,13 @@ test('the environment with varied groups but only from equal-scoring models is j
   assert.equal(json.summary.environment_working, false);
   assert.match(json.summary.environment_problem, /scored the same for all its completions \(all right or all wrong\)/);
 });
+
+test('an environment whose config_init returns a bare ServerBaseline (process would ignore --openai.*) still reaches the endpoint', async () => {
+  const selected = await h.call('rl_select_environment', { name: 'gsm8k_baseline' });
+  assert.equal(selected.isError, false, JSON.stringify(selected.json));
+  assert.equal(selected.json.server_configs, 'baseline');
+  const before = endpoint.requestsFor('test/half').length;
+  const { json } = await h.call('rl_test_inference', { ...base, models: ['test/half'] });
+  assert.equal(json.models_tested[0].error, undefined, JSON.stringify(json.models_tested[0]));
+  assert.ok(endpoint.requestsFor('test/half').length > before);
+});

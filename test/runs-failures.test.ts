@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { isAlive, leftovers, occupyWithTrickle, runServer, startRun, waitForRun, waitUntil } from './helpers/runs.js';
+import { FakeWandb } from './fakes/wandbServer.js';
 
 const allExited = (r: { processes: Record<string, { state: string }> }): boolean => Object.values(r.processes).every((p) => p.state !== 'running');
 
@@ -141,4 +142,18 @@ test("a trainer that prints 'Training complete!' but exits non-zero fails with w
   assert.equal(r.processes.trainer.exit_code, 3);
   assert.doesNotMatch(r.error!, /without printing 'Training complete!'/, 'it did print it');
   assert.match(r.error!, /exit code 3/);
+});
+
+test('a W&B login the trainer fails is named as the cause, not the AttributeError it dies of', async (t) => {
+  const wandb = await FakeWandb.start({ apiKey: 'the-right-wandb-key-0123456789' });
+  t.after(() => wandb.close());
+  const h = await runServer(t, { lockedEnv: { use_wandb: true }, env: { WANDB_API_KEY: 'a-rejected-wandb-key-0123456789', WANDB_BASE_URL: wandb.url } });
+  const id = await startRun(h);
+  const r = await waitForRun(h, id, 'failed and cleaned up', (x) => x.status === 'failed' && allExited(x));
+  assert.equal(r.error_process, 'trainer');
+  assert.match(r.error!, / Cause: Error initializing wandb: failed to upsert bucket: returned error 401 Unauthorized/);
+  assert.match(readFileSync(r.logs.trainer, 'utf8'), /AttributeError: property 'use_wandb'/, 'the process died of the AttributeError upstream raises');
+  const status = await h.call('rl_check_status', { run_id: id });
+  assert.match(status.json.log_tail, /Error initializing wandb: failed to upsert bucket/);
+  assert.ok(!JSON.stringify(status.json).includes('a-rejected-wandb-key-0123456789'), 'the key is in no answer');
 });

@@ -1,8 +1,9 @@
 /**
  * Training runs: start-up to `running` with processes that are ready at once (the fake Atropos
  * API, trainer and environment), beside the seed's fixed 135 s schedule (sleeps of 5 + 30 + 90
- * + 10 s before it called a run running); and the latency of rl_stop_training for three
- * well-behaved processes (SIGTERM, each exits at once).
+ * + 10 s before it called a run running); the latency of rl_stop_training for three
+ * well-behaved processes (SIGTERM, each exits at once); and four runs started back to back until
+ * all four are running, beside one start measured in the same run.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { freePort } from '../test/helpers/tmp.js';
 import type { BenchFigure } from './run.js';
 
 const ROUNDS = 5;
+const CONCURRENT = 4;
 const SEED_SCHEDULE_S = 5 + 30 + 90 + 10;
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -55,6 +57,7 @@ export default async function runsBench(): Promise<BenchFigure[]> {
   const stops: number[] = [];
   /** When each process was seen gone, from the start of the stop (last round). */
   let exits = '';
+  let fourAtOnce = 0;
   try {
     const { config } = await runtime.selection.select('gsm8k');
     for (let round = 0; round < ROUNDS; round++) {
@@ -72,6 +75,12 @@ export default async function runsBench(): Promise<BenchFigure[]> {
         exits = (['env', 'trainer', 'api'] as const).map((p) => `${p} +${Date.parse(stopped.processes[p].ended_at!) - from} ms`).join(', ');
       }
     }
+    const started = performance.now();
+    const ids: string[] = [];
+    for (let i = 0; i < CONCURRENT; i++) ids.push((await runtime.runs.start(config)).record.run_id);
+    await Promise.all(ids.map((id) => until(id, 'running')));
+    fourAtOnce = (performance.now() - started) / 1000;
+    await Promise.all(ids.map((id) => runtime.runs.stop(id)));
   } finally {
     await runtime.close();
     rmSync(dir, { recursive: true, force: true });
@@ -91,6 +100,13 @@ export default async function runsBench(): Promise<BenchFigure[]> {
       unit: 'ms',
       target: '< 1 s',
       note: `all rounds: ${stops.map((s) => s.toFixed(0)).join(', ')} ms; exits in the last round: ${exits} (the fake run-api ends its serve_forever loop on a 0.05 s poll)`,
+    },
+    {
+      name: `${CONCURRENT} runs started back to back, until all ${CONCURRENT} are running (each on its own ports)`,
+      value: fourAtOnce,
+      unit: 's',
+      baseline: { name: 'one start to running, median above', value: median(startups), unit: 's' },
+      note: `${(fourAtOnce / median(startups)).toFixed(2)}x one start; starts are serialized by the start lock, start-ups overlap`,
     },
   ];
 }

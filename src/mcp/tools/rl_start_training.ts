@@ -34,8 +34,9 @@ export const rlStartTraining = defineTool({
     'With `environment` the run starts from that environment\'s config_init() values, as a fresh rl_select_environment would, plus `config`; ' +
     'with only `config`, from the saved selection plus `config`. A start never changes the saved selection, so one call starts a fully ' +
     'specified run and a sweep is one call per value. `config` values are checked as rl_edit_config checks them. Refuses with the fix when the run ' +
-    'would fail or stall (no environment selected, missing TINKER_API_KEY/WANDB_API_KEY, Python < 3.11, no tinker-atropos install, a port ' +
-    'in use, another run active). Then follow it with rl_check_status(run_id).',
+    'would fail or stall (no environment selected, missing TINKER_API_KEY/WANDB_API_KEY, Python < 3.11, no tinker-atropos install, an ' +
+    'environment that cannot train on Tinker, a port in use, RL_MAX_CONCURRENT_RUNS runs active). Several runs may train at once, each on its own ' +
+    'ports. Then follow it with rl_check_status(run_id) or rl_wait_for_run.',
   input: z
     .object({
       environment: environmentName.optional().describe("Train this environment (a name from rl_list_environments), from its config_init() values, instead of the saved selection's"),

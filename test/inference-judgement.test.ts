@@ -19,15 +19,21 @@ const endpoint = await startEndpoint({
 const h = await connectInMemory({ OPENROUTER_API_KEY: KEY, WRONG_API_KEY: 'sk-wrong-0123456789', RL_ENVIRONMENTS_DIRS: TEST_ENVIRONMENTS_DIR });
 const base = { base_url: endpoint.baseUrl, num_steps: 2, group_size: 4, wait_seconds: 280, timeout_seconds: 60 };
 
-test('a single-config environment (gsm8k_server) gets two server entries and reaches the endpoint; -1/1 scores count', async () => {
-  const selected = await h.call('rl_select_environment', { name: 'gsm8k_server' });
+/** Tests `name` (whose config_init returns `shape`) with the half-right model; asserts the endpoint itself was asked. */
+async function testedAgainstEndpoint(name: string, shape: string): Promise<Record<string, any>> {
+  const selected = await h.call('rl_select_environment', { name });
   assert.equal(selected.isError, false, JSON.stringify(selected.json));
-  assert.equal(selected.json.server_configs, 'single');
+  assert.equal(selected.json.server_configs, shape);
   const before = endpoint.requestsFor('test/half').length;
   const { json } = await h.call('rl_test_inference', { ...base, models: ['test/half'] });
-  const [half] = json.models_tested;
-  assert.equal(half.error, undefined, JSON.stringify(half));
+  assert.equal(json.models_tested[0].error, undefined, JSON.stringify(json.models_tested[0]));
   assert.ok(endpoint.requestsFor('test/half').length > before, 'the endpoint was asked, not localhost:9004-9007');
+  return json;
+}
+
+test('a single-config environment (gsm8k_server) gets two server entries and reaches the endpoint; -1/1 scores count', async () => {
+  const json = await testedAgainstEndpoint('gsm8k_server', 'single');
+  const [half] = json.models_tested;
   assert.deepEqual(half.steps.map((s: { scores: number[] }) => s.scores), [[1, -1, 1, -1], [1, -1, 1, -1]]);
   assert.deepEqual([half.correct_completions, half.accuracy, json.summary.environment_working], [4, 0.5, true]);
 });
@@ -63,11 +69,5 @@ test('the environment with varied groups but only from equal-scoring models is j
 });
 
 test('an environment whose config_init returns a bare ServerBaseline (process would ignore --openai.*) still reaches the endpoint', async () => {
-  const selected = await h.call('rl_select_environment', { name: 'gsm8k_baseline' });
-  assert.equal(selected.isError, false, JSON.stringify(selected.json));
-  assert.equal(selected.json.server_configs, 'baseline');
-  const before = endpoint.requestsFor('test/half').length;
-  const { json } = await h.call('rl_test_inference', { ...base, models: ['test/half'] });
-  assert.equal(json.models_tested[0].error, undefined, JSON.stringify(json.models_tested[0]));
-  assert.ok(endpoint.requestsFor('test/half').length > before);
+  await testedAgainstEndpoint('gsm8k_baseline', 'baseline');
 });

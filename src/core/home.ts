@@ -4,7 +4,7 @@
  *
  *   RL_HOME/
  *     server.log
- *     cache/discovery.json
+ *     cache/discovery.json, cache/run-index.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request
@@ -39,6 +39,8 @@ export const INFERENCE_TEST_RESULT = 'result.json';
 
 export const serverLogPath = (home: string): string => join(home, 'server.log');
 export const discoveryCachePath = (home: string): string => join(home, 'cache', 'discovery.json');
+/** What rl_list_runs and adoption know of each run, by run.json's stat, so a restart parses no unchanged record. */
+export const runIndexPath = (home: string): string => join(home, 'cache', 'run-index.json');
 export const runsRoot = (home: string): string => join(home, 'runs');
 /** Held while a start checks the active runs and creates its directory (servers sharing RL_HOME). */
 export const startLockPath = (home: string): string => join(runsRoot(home), '.start.lock');

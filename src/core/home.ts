@@ -5,7 +5,7 @@
  *   RL_HOME/
  *     server.log
  *     selection.json (+ selection.json.lock)
- *     cache/discovery.json
+ *     cache/discovery.json, cache/run-index.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/
@@ -46,6 +46,8 @@ export const serverLogPath = (home: string): string => join(home, 'server.log');
 /** The selected environment and its edited config, shared by every server (+ `.lock`, its write lock). */
 export const selectionPath = (home: string): string => join(home, 'selection.json');
 export const discoveryCachePath = (home: string): string => join(home, 'cache', 'discovery.json');
+/** What rl_list_runs and adoption know of each run, by run.json's stat, so a restart parses no unchanged record. */
+export const runIndexPath = (home: string): string => join(home, 'cache', 'run-index.json');
 export const runsRoot = (home: string): string => join(home, 'runs');
 /** Held while a start checks the active runs and creates its directory (servers sharing RL_HOME). */
 export const startLockPath = (home: string): string => join(runsRoot(home), '.start.lock');

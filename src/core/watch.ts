@@ -186,15 +186,20 @@ export class ChangeWatcher {
   }
 }
 
-/** A watch on one file that grows or is rewritten: its signature is inode, size and modification time. */
+/**
+ * What tells one version of a file from the next without reading it: inode (a file replaced by
+ * rename gets a new one), size and modification time.
+ */
+export const statSignature = (info: { ino: number; size: number; mtimeMs: number }): string => `${info.ino}:${info.size}:${info.mtimeMs}`;
+
+/** A watch on one file that grows or is rewritten: its signature is statSignature(). */
 export function fileWatch(path: string): Omit<WatchSpec, 'onChange'> {
   return {
     dir: dirname(path),
     file: basename(path),
     async signature() {
       try {
-        const { size, mtimeMs, ino } = await stat(path);
-        return `${ino}:${size}:${mtimeMs}`;
+        return statSignature(await stat(path));
       } catch (err) {
         if (isMissing(err)) return 'missing';
         throw err;

@@ -8,7 +8,7 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { RUN_FILES, RUN_PROCESSES, startLockPath } from '../../core/home.js';
+import { RUN_FILES, RUN_PROCESSES, runIndexPath, startLockPath } from '../../core/home.js';
 import type { CoreServices } from '../../core/services.js';
 import { delay, waitAtMost } from '../../core/wait.js';
 import type { StartedRun, StatusReport, StopAnswer } from './answers.js';
@@ -26,6 +26,9 @@ import { RunStore } from './store.js';
 import { RunSupervisor, TICK_MS } from './supervisor.js';
 import { describeRun } from './view.js';
 import { assessHealth, type HealthPolicy } from './health.js';
+import { listRuns, type RunPage, type RunQuery } from './listing.js';
+import { recordedProcesses, type RecordedProcess, RunIndex } from './runIndex.js';
+import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -33,15 +36,12 @@ const FOLLOW_MS = 2_000;
 const STOP_ANSWER_WAIT_MS = 20_000;
 const START_LOCK_TIMEOUT_MS = 5_000;
 
-function hasLiveProcess(record: RunRecord): boolean {
-  return RUN_PROCESSES.some((name) => {
-    const p = record.processes[name];
-    return p.state === 'running' && p.pid !== null && isSameProcess(p.pid, p.start_time);
-  });
-}
+const anyAlive = (processes: RecordedProcess[]): boolean => processes.some((p) => isSameProcess(p.pid, p.start_time));
 
 export class RunManager {
   private readonly store: RunStore;
+  /** What listings and the registry scan know of every run, parsed again only when run.json changed. */
+  private readonly index: RunIndex;
   private readonly supervisors = new Map<string, RunSupervisor>();
   /** Start requests of this server, one at a time (a second one must see the first run). */
   private starting: Promise<unknown> = Promise.resolve();
@@ -54,6 +54,7 @@ export class RunManager {
 
   constructor(private readonly core: CoreServices) {
     this.store = new RunStore(core.settings.home);
+    this.index = new RunIndex(this.store, runIndexPath(core.settings.home), this.healthPolicy, core.logger);
     this.reconcile();
   }
 
@@ -74,6 +75,11 @@ export class RunManager {
   /** Every run in the registry, newest first. */
   list(): RegistryEntry[] {
     return this.store.list();
+  }
+
+  /** rl_list_runs: one page of runs, newest first, from the run index. */
+  listRuns(query: RunQuery): RunPage {
+    return listRuns(this.index, query, Date.now());
   }
 
   /** How health is judged: RL_STALL_SECONDS. */
@@ -146,10 +152,23 @@ export class RunManager {
     return { message: `Run '${runId}' ended (status: ${status}) before the stop took effect`, run_id: runId, status };
   }
 
+  /**
+   * rl_wait_for_run: waits until the run is running, made one more step, or ended; reads run.json
+   * only, so the status rate limit is left alone. An unsupervised active run is adopted first, as
+   * rl_check_status does: otherwise nothing would move it.
+   */
+  waitFor(runId: string, request: WaitRequest): Promise<WaitAnswer> {
+    const entry = this.get(runId);
+    if (!isDamaged(entry) && isActive(entry.status)) this.adopt(runId);
+    const subject = { runId, recordPath: join(this.store.dir(runId), RUN_FILES.record), read: () => this.store.read(runId), policy: this.healthPolicy, logger: this.core.logger };
+    return waitForRun(subject, request);
+  }
+
   /** Server shutdown: flush and let go of every run (stopping them only with RL_STOP_RUNS_ON_EXIT=1). */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.follow);
+    this.index.save();
     await Promise.all([...this.supervisors.values()].map((s) => (this.core.settings.stopRunsOnExit ? s.stopForExit() : s.detach())));
   }
 
@@ -261,7 +280,7 @@ export class RunManager {
     const lock = new FileLock(this.store.supervisorLockPath(runId));
     if (!lock.tryAcquire()) return false;
     const entry = this.store.read(runId);
-    if (entry === undefined || isDamaged(entry) || (!isActive(entry.status) && !hasLiveProcess(entry))) {
+    if (entry === undefined || isDamaged(entry) || (!isActive(entry.status) && !anyAlive(recordedProcesses(entry)))) {
       lock.release();
       return false;
     }
@@ -273,6 +292,7 @@ export class RunManager {
    * At start, then every FOLLOW_MS: adopt every run left active (or with live processes) whose
    * supervisor is gone. Between scans only the runs root is stat'ed, unless another server
    * supervises an active run (it may exit at any time) or a run was created since the last scan.
+   * Scans go through the run index: only new runs and those that may still change are read.
    */
   private reconcile(): void {
     this.scanRegistry(true);
@@ -293,10 +313,10 @@ export class RunManager {
     if (!initial && !this.activeRunsSupervisedElsewhere && mtime === this.scannedRootMtime) return;
     this.scannedRootMtime = mtime;
     let supervisedElsewhere = false;
-    for (const entry of this.store.list()) {
-      if (isDamaged(entry)) continue;
-      const active = isActive(entry.status);
-      if ((active || (initial && hasLiveProcess(entry))) && !this.adopt(entry.run_id) && active) supervisedElsewhere = true;
+    this.index.refresh();
+    for (const run of this.index.runs()) {
+      const active = isActive(run.status);
+      if ((active || (initial && anyAlive(run.running))) && !this.adopt(run.run_id) && active) supervisedElsewhere = true;
     }
     this.activeRunsSupervisedElsewhere = supervisedElsewhere;
   }

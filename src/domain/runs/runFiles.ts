@@ -9,6 +9,7 @@ import { UserError } from '../../core/errors.js';
 import { readSlice } from '../../core/logTail.js';
 import { isMissing, isPlainFile, namedSubdirs, NotFoundError, realChildDir, realFileWithin } from '../../core/safePath.js';
 import { RUN_ID_PATTERN, runsRoot, RUN_FILES } from '../../core/home.js';
+import { statSignature } from '../../core/watch.js';
 import { damagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunStatus } from './record.js';
 
 
@@ -78,7 +79,7 @@ export class RunFiles {
       this.summaries.delete(runId);
       return { run_id: runId, status: 'unknown', damaged: 'run.json is missing', sortKey: 0 };
     }
-    const key = `${info.ino}:${info.size}:${info.mtimeMs}`;
+    const key = statSignature(info);
     const cached = this.summaries.get(runId);
     if (cached?.key === key) return cached.summary;
     const summary = await this.summarize(runId, path, info.mtimeMs);

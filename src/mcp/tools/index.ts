@@ -6,6 +6,7 @@ import { rlGetCurrentConfig } from './rl_get_current_config.js';
 import { rlEditConfig } from './rl_edit_config.js';
 import { rlStartTraining } from './rl_start_training.js';
 import { rlCheckStatus } from './rl_check_status.js';
+import { rlWaitForRun } from './rl_wait_for_run.js';
 import { rlStopTraining } from './rl_stop_training.js';
 import { rlGetResults } from './rl_get_results.js';
 import { rlListRuns } from './rl_list_runs.js';
@@ -13,4 +14,4 @@ import { rlCompareRuns } from './rl_compare_runs.js';
 import { rlTestInference } from './rl_test_inference.js';
 import { rlDoctor } from './rl_doctor.js';
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlStartTraining, rlCheckStatus, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlTestInference, rlDoctor];
+export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlTestInference, rlDoctor];

@@ -1,17 +1,25 @@
-/** rl_list_runs: every run in the registry, newest first (Hermes tool 9). */
+/** rl_list_runs: the runs in the registry, newest first, a page at a time (Hermes tool 9). */
 import { z } from 'zod';
-import { isDamaged } from '../../domain/runs/record.js';
+import { MAX_PAGE, STATUS_FILTERS } from '../../domain/runs/listing.js';
 import { defineTool } from './define.js';
 import { healthSchema, runStatus } from './runSchemas.js';
-import { assessHealth, mainReasonOnly } from '../../domain/runs/health.js';
 
 export const rlListRuns = defineTool({
   name: 'rl_list_runs',
   title: 'List training runs',
   description:
-    'All training runs on this host, newest first, from the persistent registry (runs survive server restarts and are shared by every ' +
-    'server using the same RL_HOME). A run whose record is damaged is listed with status "unknown" and the reason.',
-  input: z.object({}).strict(),
+    'Training runs on this host, newest first, from the persistent registry (runs survive server restarts and are shared by every ' +
+    'server using the same RL_HOME), a page at a time: pass next_cursor back as cursor for the next page; runs started meanwhile ' +
+    'do not shift the pages. Filter by status (one status, or "active" / "ended") and environment. A run whose record is damaged ' +
+    'is listed with status "unknown" and the reason. Cheap: records are read again only when they changed.',
+  input: z
+    .object({
+      limit: z.number().int().min(1).max(MAX_PAGE).default(50).describe(`Runs per page (1-${MAX_PAGE})`),
+      cursor: z.string().max(500).optional().describe('next_cursor of the previous answer: the page after it, with the same filters'),
+      status: z.enum(STATUS_FILTERS).optional().describe('Only runs in this status; "active" = starting, running or stopping; "ended" = completed, failed or stopped'),
+      environment: z.string().max(200).optional().describe('Only runs of this environment'),
+    })
+    .strict(),
   output: z.object({
     runs: z.array(
       z.object({
@@ -25,24 +33,10 @@ export const rlListRuns = defineTool({
         health: healthSchema.optional().describe('As in rl_check_status, with only the main reason (rl_check_status gives them all)'),
       }),
     ),
-    count: z.number().int(),
+    count: z.number().int().describe('Runs on this page'),
+    total: z.number().int().describe('Runs matching the filters, on all pages'),
+    next_cursor: z.string().optional().describe('Present when more runs remain: pass it as cursor'),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handler(_args, { runtime }) {
-    const now = Date.now();
-    const runs = runtime.runs.list().map((run) =>
-      isDamaged(run)
-        ? { run_id: run.run_id, environment: null, status: run.status, wandb_run_name: null, started_at: run.created_at ?? null, ended_at: null, error: run.damaged }
-        : {
-            run_id: run.run_id,
-            environment: run.environment,
-            status: run.status,
-            wandb_run_name: run.wandb_run_name,
-            started_at: run.started_at,
-            ended_at: run.ended_at ?? null,
-            health: mainReasonOnly(assessHealth(run, now, runtime.runs.healthPolicy)),
-          },
-    );
-    return { runs, count: runs.length };
-  },
+  handler: (args, { runtime }) => runtime.runs.listRuns(args),
 });

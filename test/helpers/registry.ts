@@ -1,0 +1,73 @@
+/**
+ * Run directories written the way a server writes them (a record from `initialRecord`, then the
+ * changes a run goes through), without starting anything: listings, the run index and the
+ * benchmark need many runs, not running ones.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { runIndexPath } from '../../src/core/home.js';
+import { initialRecord, type RunRecord } from '../../src/domain/runs/record.js';
+import { RunIndex } from '../../src/domain/runs/runIndex.js';
+import { RunStore } from '../../src/domain/runs/store.js';
+
+export interface RunSpec {
+  runId: string;
+  createdMs: number;
+  status?: RunRecord['status'];
+  environment?: string;
+  /** Processes the record calls running (pid; start time unknown). */
+  runningPids?: number[];
+}
+
+/** The record of a run as it would stand in `spec.status` (default `completed`). */
+export function runRecord(home: string, spec: RunSpec): RunRecord {
+  const dir = join(home, 'runs', spec.runId);
+  const env = spec.environment ?? 'gsm8k';
+  const names = { wandb_project: 'p', wandb_run_name: `${env}-${spec.runId}`, trainer_wandb_run_name: `${env}-${spec.runId}-trainer-x`, wandb_run_suffix: 'x', wandb_group: spec.runId, wandb_name: env, use_wandb: false };
+  const logs = { api: join(dir, 'api.log'), trainer: join(dir, 'trainer.log'), env: join(dir, 'env.log') };
+  const record = initialRecord({
+    runId: spec.runId,
+    selection: { environment: { name: env, file_path: `/envs/${env}.py` } },
+    names,
+    configPath: join(dir, 'config.yaml'),
+    logs,
+    ports: { api: 8000, inference: 8001 },
+    commands: { api: ['run-api'], trainer: ['python', 'launch_training.py'], env: ['python', `${env}.py`, 'serve'] },
+  });
+  const at = new Date(spec.createdMs).toISOString();
+  Object.assign(record, { created_at: at, started_at: at, phase_started_at: at, status: spec.status ?? 'completed' });
+  if (record.status !== 'starting') record.running_at = at;
+  if (['completed', 'failed', 'stopped'].includes(record.status)) {
+    Object.assign(record, { phase: 'done', ended_at: new Date(spec.createdMs + 60_000).toISOString() });
+    if (record.status === 'failed') Object.assign(record, { error: 'trainer failed: simulated', error_process: 'trainer' });
+    for (const p of Object.values(record.processes)) p.state = 'exited';
+  } else if (record.status === 'running') record.phase = 'training';
+  (spec.runningPids ?? []).forEach((pid, i) => Object.assign(Object.values(record.processes)[i]!, { state: 'running', pid, pgid: pid }));
+  return record;
+}
+
+export function writeRunDir(home: string, spec: RunSpec): RunRecord {
+  const record = runRecord(home, spec);
+  const dir = join(home, 'runs', spec.runId);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'run.json'), JSON.stringify(record, null, 1));
+  return record;
+}
+
+/** `count` ended runs, one a minute from `fromMs` on, ids 00000000, 00000001, ... */
+export function writeRunDirs(home: string, count: number, fromMs = Date.parse('2026-01-01T00:00:00Z')): string[] {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const runId = i.toString(16).padStart(8, '0');
+    const status = (['completed', 'failed', 'stopped'] as const)[i % 3];
+    writeRunDir(home, { runId, createdMs: fromMs + i * 60_000, status, environment: i % 2 === 0 ? 'gsm8k' : 'letter_counting' });
+    ids.push(runId);
+  }
+  return ids;
+}
+
+/** A run index over `home`, as a server process makes it (a new one = a restarted server). */
+export function runIndexOver(home: string): RunIndex {
+  return new RunIndex(new RunStore(home), runIndexPath(home), { stallSeconds: 600 }, pino({ level: 'silent' }));
+}

@@ -12,7 +12,7 @@ import { parse, stringify } from 'yaml';
 import type { RunRecord } from '../src/domain/runs/record.js';
 import { ENTITY, KEY as WANDB_KEY } from './fakes/wandbFixtures.js';
 import { type FakeRun, FakeWandb } from './fakes/wandbServer.js';
-import { type RunServer, runServer, startRun, waitForRun } from './helpers/runs.js';
+import { type RunServer, runServer, waitForRun } from './helpers/runs.js';
 
 interface Seeded {
   rewards: number[];
@@ -41,13 +41,11 @@ function seedEnv(fake: FakeWandb, run: RunRecord, accuracy: number[]): void {
   });
 }
 
+/** One run of the sweep, started stateless: one call names its config, the selection is untouched. */
 async function sweepRun(h: RunServer, groupSize: number): Promise<RunRecord> {
-  for (const [field, value] of Object.entries({ group_size: groupSize, wandb_name: `sweep-gs${groupSize}` })) {
-    const edited = await h.call('rl_edit_config', { field, value });
-    assert.equal(edited.isError, false, JSON.stringify(edited.json));
-  }
-  const runId = await startRun(h);
-  return waitForRun(h, runId, 'completed', (r) => r.status === 'completed');
+  const started = await h.call('rl_start_training', { config: { group_size: groupSize, wandb_name: `sweep-gs${groupSize}` } });
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  return waitForRun(h, started.json.run_id as string, 'completed', (r) => r.status === 'completed');
 }
 
 /** A copy of `run` under another id, started `minutes` later, with its own config.yaml. */

@@ -6,7 +6,6 @@
  */
 import type { Settings } from '../core/settings.js';
 import type { DiscoveryReport } from '../domain/environments/report.js';
-import { isActive, isDamaged } from '../domain/runs/record.js';
 import { assessRequirements, type SelectedForChecks, startContext } from '../domain/setup/requirements.js';
 import type { WandbAccess } from '../domain/wandb/reader.js';
 import type { Runtime } from './runtime.js';
@@ -42,7 +41,7 @@ export interface DoctorSources {
 export function doctorSources(runtime: Runtime): DoctorSources {
   return {
     settings: runtime.settings,
-    activeRuns: () => runtime.runs.list().flatMap((r) => (!isDamaged(r) && isActive(r.status) ? [r.run_id] : [])),
+    activeRuns: () => runtime.runs.activeRuns().map((r) => r.run_id),
     selected: () => {
       const current = runtime.selection.current();
       return current && { file: current.environment.file_path, values: current.values, tinker: current.tinker };

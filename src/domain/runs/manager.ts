@@ -182,8 +182,14 @@ export class RunManager {
     return this.store.read(runId)?.status ?? 'unknown';
   }
 
-  private activeRuns(): RunRecord[] {
-    return this.store.list().filter((e): e is RunRecord => !isDamaged(e) && isActive(e.status));
+  /** The active runs, newest first: found through the index (no parse of ended runs), then read fresh. */
+  activeRuns(): RunRecord[] {
+    this.index.refresh();
+    return this.index.runs().flatMap((run) => {
+      if (!isActive(run.status)) return [];
+      const entry = this.store.read(run.run_id);
+      return entry !== undefined && !isDamaged(entry) && isActive(entry.status) ? [entry] : [];
+    });
   }
 
   private async startNow(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {

@@ -81,6 +81,7 @@ test('an environment that produces nothing: waiting_for_data, then stalled with 
   assert.match(connection.evidence.line, /Connection refused/);
   assert.ok(connection.evidence.count >= 1);
   assert.equal(stalled.status, 'running', 'warn (the default) reports the stall and leaves the run alone');
+  assert.deepEqual(stalled.progress, { step: 0, total_steps: 50 }, 'the rate-limited answer has progress too: no step completed');
 
   const listed = (await h.call('rl_list_runs')).json.runs.find((r: { run_id: string }) => r.run_id === id);
   assert.equal(listed.health.verdict, 'stalled');

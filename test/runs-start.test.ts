@@ -77,7 +77,7 @@ test('a run starts API -> trainer -> env each in its own group, runs, completes,
   assert.equal(updates.length, 6);
   assert.equal(status.json.weights, updates.at(-1)!, 'weights = the last checkpoint actually saved, not the reported .../final');
   assert.match(status.json.weights, /\/sampler_weights\/step_6$/);
-  assert.deepEqual(status.json.progress, { step: 5, total_steps: 6 });
+  assert.deepEqual(status.json.progress, { step: 6, total_steps: 6 }, 'steps completed, not the last one begun');
   assert.ok(status.json.running_time_minutes >= 0);
   assert.equal(status.json.error, undefined);
   for (const p of ['api', 'trainer', 'env']) assert.equal(status.json.processes[p].state, 'exited');

@@ -105,6 +105,6 @@ export async function runResults(runtime: Runtime, runId: string, samples: numbe
     ...wandb,
     weights: weights(trainer),
     outcome: describeOutcome(run, trainer),
-    ...(trainer.step !== undefined && trainer.total_steps !== undefined ? { progress: { step: trainer.step, total_steps: trainer.total_steps } } : {}),
+    ...(trainer.total_steps !== undefined ? { progress: { step: trainer.steps_completed, total_steps: trainer.total_steps } } : {}),
   };
 }

@@ -13,6 +13,8 @@ export interface RateLimitedStatus {
   phase?: string;
   /** Judged from run.json alone: a stall is never hidden by the rate limit. */
   health: Health;
+  /** Trainer steps completed out of the total, as the watchdog last saw them. */
+  progress?: { step: number; total_steps: number };
 }
 
 export interface DamagedStatus {

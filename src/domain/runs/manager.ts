@@ -17,7 +17,7 @@ import { FileLock } from './fileLock.js';
 import { preflight } from './preflight.js';
 import { isSameProcess } from './processTable.js';
 import { statusWindow, type WindowDecision } from './rateLimit.js';
-import { initialRecord, isActive, isDamaged, newRunId, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
+import { initialRecord, isActive, isDamaged, newRunId, observedProgress, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
 import { buildRunConfig, checkpointDir, type RunConfig, type RunNames, type RunPlacement, type RunSelection, writeRunConfig } from './runConfig.js';
 import { choosePlacement, refuseAtLimit, refuseHardCodedPort } from './placement.js';
 import { RUN_TRAINER_SCRIPT } from '../../core/paths.js';
@@ -114,7 +114,9 @@ export class RunManager {
     if (isActive(record.status) && !this.supervises(runId) && this.adopt(runId)) record = this.store.update(runId, () => false);
     if (window.limited) {
       const health = assessHealth(record, Date.now(), this.healthPolicy);
-      return { answer: { rate_limited: true, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: record.status, phase: record.phase, health } };
+      const progress = observedProgress(record);
+      const limited = { rate_limited: true as const, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: record.status, phase: record.phase, health };
+      return { answer: progress ? { ...limited, progress } : limited };
     }
     return { answer: await describeRun(record, this.core.redactor, this.healthPolicy), record };
   }

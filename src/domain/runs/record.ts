@@ -155,6 +155,12 @@ export function damagedRun(runId: string, reason: string, createdAt?: string): D
   return { run_id: runId, status: 'unknown', damaged: reason, ...(createdAt !== undefined ? { created_at: createdAt } : {}) };
 }
 
+/** Trainer steps completed out of the total, as the watchdog last saw them; undefined before it saw a total. */
+export function observedProgress(record: RunRecord): { step: number; total_steps: number } | undefined {
+  const total = record.observed?.total_steps;
+  return total === undefined ? undefined : { step: record.observed?.steps_completed ?? 0, total_steps: total };
+}
+
 export function newRunId(): string {
   return randomBytes(4).toString('hex');
 }

@@ -84,7 +84,7 @@ export async function describeRun(record: RunRecord, redactor: SecretRedactor, p
     weights: trainer.latest,
     started_at: record.started_at,
   };
-  if (trainer.step !== undefined && trainer.total_steps !== undefined) view.progress = { step: trainer.step, total_steps: trainer.total_steps };
+  if (trainer.total_steps !== undefined) view.progress = { step: trainer.steps_completed, total_steps: trainer.total_steps };
   if (record.ended_at) view.ended_at = record.ended_at;
   if (record.error) view.error = record.error;
   if (record.error_process) {

@@ -8,7 +8,7 @@ import type { Logger } from '../../core/logger.js';
 import { delay } from '../../core/wait.js';
 import { ChangeWatcher, fileWatch } from '../../core/watch.js';
 import { assessHealth, type Health, type HealthPolicy } from './health.js';
-import { isDamaged, isEnded, type RegistryEntry, type RunPhase, type RunRecord, type RunStatus } from './record.js';
+import { isDamaged, isEnded, observedProgress, type RegistryEntry, type RunPhase, type RunRecord, type RunStatus } from './record.js';
 
 export const WAIT_CONDITIONS = ['running', 'step', 'ended'] as const;
 export type WaitCondition = (typeof WAIT_CONDITIONS)[number];
@@ -66,13 +66,9 @@ export function conditionHolds(record: RunRecord, until: WaitCondition, baseline
   }
 }
 
-function progressOf(record: RunRecord): WaitAnswer['progress'] {
-  const total = record.observed?.total_steps;
-  return total === undefined ? undefined : { step: stepsOf(record), total_steps: total };
-}
 
 function describe(record: RunRecord): string {
-  const progress = progressOf(record);
+  const progress = observedProgress(record);
   return `${record.status}, ${record.phase}${progress ? `, step ${progress.step}/${progress.total_steps}` : ''}`;
 }
 
@@ -96,7 +92,7 @@ export async function waitForRun(subject: WaitSubject, request: WaitRequest): Pr
       baseline ??= stepsOf(entry);
       const reached = conditionHolds(entry, request.until, baseline);
       if (reached || isEnded(entry.status) || Date.now() >= deadline || request.signal?.aborted) {
-        const progress = progressOf(entry);
+        const progress = observedProgress(entry);
         const health = assessHealth(entry, Date.now(), subject.policy);
         return { run_id: subject.runId, reached, until: request.until, waited_seconds: waited(), status: entry.status, phase: entry.phase, health, ...(progress ? { progress } : {}) };
       }

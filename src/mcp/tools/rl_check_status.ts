@@ -42,7 +42,7 @@ export const rlCheckStatus = defineTool({
     logs: processLogs.optional(),
     log_uris: processLogUris.optional(),
     weights: z.string().nullable().optional().describe('Latest tinker:// checkpoint the trainer saved'),
-    progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional().describe("The trainer's last 'Step k/N' line"),
+    progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional().describe("Trainer steps completed (its 'Step k complete' lines) out of total_steps; on a rate-limited answer, as the watchdog last saw them"),
     started_at: z.string().optional(),
     ended_at: z.string().optional(),
     error: z.string().optional(),

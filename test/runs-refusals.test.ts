@@ -184,3 +184,12 @@ test('a checkout that was never pip install -e .-ed is refused before anything s
   assert.equal(started.isError, false, JSON.stringify(started.json));
   await h.call('rl_stop_training', { run_id: started.json.run_id });
 });
+
+test('a key still holding an unexpanded ${VAR} is refused at start and by the doctor, naming the likely cause', async (t) => {
+  const h = await runServer(t, { env: { TINKER_API_KEY: '${TINKER_API_KEY}' } });
+  const refusal = await refused(h, /^TINKER_API_KEY holds the text \$\{TINKER_API_KEY\}, not a value: the MCP client passed a variable it did not expand .*export TINKER_API_KEY in the shell/);
+  assert.equal(refusal.placeholder, 'TINKER_API_KEY');
+  const doctor = await h.call('rl_doctor');
+  const check = doctor.json.checks.find((c: { check: string }) => c.check === 'TINKER_API_KEY');
+  assert.deepEqual([doctor.json.ready, check.ok, check.fix], [false, false, refusal.error]);
+});

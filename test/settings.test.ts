@@ -125,3 +125,10 @@ test('locked env values must fit their field: coerced when they can be, refused 
     assert.throws(() => loadSettings({ HOME, RL_MCP_CONFIG: file }, cwd), (err: unknown) => err instanceof SettingsError && pattern.test(err.message) && !err.message.includes('\n'));
   }
 });
+
+test('a path that still holds an unexpanded ${VAR} stops the server at start with the likely cause', () => {
+  for (const [key, value] of [['RL_HOME', '${HOME}/rl'], ['TINKER_ATROPOS_ROOT', '${TA_ROOT}'], ['RL_PYTHON', '$VENV/bin/python'], ['RL_MCP_CONFIG', '${CONFIG}']] as const) {
+    assert.throws(() => loadSettings({ HOME: tempDir(), [key]: value }), (err: unknown) => err instanceof SettingsError && err.message.startsWith(`${key} holds the text ${value.replace(/\/.*$/, '')}, not a value`), key);
+  }
+  assert.equal(loadSettings({ HOME: tempDir(), RL_HOME: '/tmp/plain-$-sign-is-fine' }).home, '/tmp/plain-$-sign-is-fine');
+});

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { SettingsError } from './errors.js';
 import type { JsonValue } from './json.js';
+import { isWholePlaceholder } from './placeholders.js';
 
 /** Operator-owned values written into every run config; the model cannot change them. */
 export interface LockedValues {
@@ -101,5 +102,5 @@ export function createHome(home: string): void {
 
 /** Secret values in use, for redaction: the three known keys plus any named secret read later. */
 export function secretValues(settings: Settings): string[] {
-  return Object.values(settings.secrets).filter((v): v is string => typeof v === 'string' && v !== '');
+  return Object.values(settings.secrets).filter((v): v is string => typeof v === 'string' && v !== '' && !isWholePlaceholder(v));
 }

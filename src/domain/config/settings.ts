@@ -13,6 +13,7 @@ import { SettingsError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import { BUNDLED_EXAMPLES_ROOT } from '../../core/paths.js';
 import { defaultLockedValues, type LockedValues, type Settings } from '../../core/settings.js';
+import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -290,8 +291,22 @@ function watchdog(src: SettingSource): Pick<Settings, 'stall' | 'allowUnmanagedE
  * against `cwd`. Throws SettingsError with a one-line, actionable message on any bad value; values
  * are checked in a fixed order, so the first bad one is the one reported.
  */
+/** Paths that still hold a `${VAR}` would name a file or folder nobody meant: refused at start. */
+const PATH_KEYS = ['TINKER_ATROPOS_ROOT', 'RL_ENVIRONMENTS_DIRS', 'RL_PYTHON', 'RL_HOME'] as const satisfies readonly Key[];
+
+function refusePlaceholderPaths(src: SettingSource): void {
+  for (const key of PATH_KEYS) {
+    const reference = unexpandedReference(src.get(key));
+    if (reference !== undefined) throw new SettingsError(placeholderMessage(key, reference));
+  }
+}
+
 export function loadSettings(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): Settings {
+  // Before the file is looked for: "${X} does not exist" would hide the cause.
+  const config = unexpandedReference(nonEmpty(env.RL_MCP_CONFIG));
+  if (config !== undefined) throw new SettingsError(placeholderMessage('RL_MCP_CONFIG', config));
   const src = settingSource(env, cwd);
+  refusePlaceholderPaths(src);
   const { root, usingBundledExamples } = checkoutRoot(src);
   const dirs = environmentsDirs(src);
   const python = pythonCommand(src, root);

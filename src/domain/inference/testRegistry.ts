@@ -16,6 +16,7 @@ import { writeKeyConfig, type ServerType } from './command.js';
 import { InferenceTest, type TestOutput } from './testRun.js';
 import { resolveTestModels } from './models.js';
 import { INFERENCE_TEST_RESULT, inferenceTestDir, inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/home.js';
+import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
 
 export const DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
 export const DEFAULT_API_KEY_ENV = 'OPENROUTER_API_KEY';
@@ -214,6 +215,8 @@ export class InferenceTests {
     const { settings } = this.core;
     // OPENROUTER_API_KEY may also come from the RL_MCP_CONFIG file.
     const value = name === DEFAULT_API_KEY_ENV ? settings.secrets.openrouterApiKey : settings.processEnv[name];
+    const reference = unexpandedReference(value);
+    if (reference !== undefined) throw new UserError(placeholderMessage(name, reference), { placeholder: name });
     if (!value || value.trim() === '') {
       throw new UserError(`${name} not set. Required for inference testing: set it in the server's environment (the MCP client config's env block), or name another variable in api_key_env.`, {
         missing: name,

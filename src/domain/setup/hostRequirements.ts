@@ -7,17 +7,25 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isPortFree } from '../../core/ports.js';
 import { always, met, never, unmet, type Outcome, type Requirement, type StartContext } from './requirement.js';
+import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
 
 const WHERE = 'Add it to the MCP server environment (the env block of the client config, or the shell that starts the server) and restart the server.';
+
+/** A key set to an unexpanded `${VAR}`: set, but not a key (never printed: only the reference is). */
+function placeholderKey(name: string, value: string | undefined): Outcome | undefined {
+  const reference = unexpandedReference(value);
+  return reference === undefined ? undefined : unmet(`set to the unexpanded text ${reference}`, placeholderMessage(name, reference), { placeholder: name });
+}
 
 export const TINKER_API_KEY: Requirement = {
   check: 'TINKER_API_KEY',
   required: always,
   atStart: true,
   evaluate: ({ settings }) =>
-    settings.secrets.tinkerApiKey
+    placeholderKey('TINKER_API_KEY', settings.secrets.tinkerApiKey) ??
+    (settings.secrets.tinkerApiKey
       ? met('set')
-      : unmet('not set (the trainer needs it)', `TINKER_API_KEY is not set: the trainer needs it to train on Tinker (keys: https://tinker-console.thinkingmachines.ai/keys). ${WHERE}`, { missing: 'TINKER_API_KEY' }),
+      : unmet('not set (the trainer needs it)', `TINKER_API_KEY is not set: the trainer needs it to train on Tinker (keys: https://tinker-console.thinkingmachines.ai/keys). ${WHERE}`, { missing: 'TINKER_API_KEY' })),
 };
 
 function missingWandbKey({ settings, useWandb }: StartContext): Outcome {
@@ -40,7 +48,7 @@ export const WANDB_API_KEY: Requirement = {
   check: 'WANDB_API_KEY',
   required: ({ useWandb }) => useWandb,
   atStart: true,
-  evaluate: (ctx) => (ctx.settings.secrets.wandbApiKey ? met('set') : missingWandbKey(ctx)),
+  evaluate: (ctx) => placeholderKey('WANDB_API_KEY', ctx.settings.secrets.wandbApiKey) ?? (ctx.settings.secrets.wandbApiKey ? met('set') : missingWandbKey(ctx)),
 };
 
 export const OPENROUTER_API_KEY: Requirement = {
@@ -48,13 +56,14 @@ export const OPENROUTER_API_KEY: Requirement = {
   required: never,
   atStart: false,
   evaluate: ({ settings }) =>
-    settings.secrets.openrouterApiKey
+    placeholderKey('OPENROUTER_API_KEY', settings.secrets.openrouterApiKey) ??
+    (settings.secrets.openrouterApiKey
       ? met('set')
       : unmet(
           'not set (needed only by rl_test_inference with its default endpoint)',
           `OPENROUTER_API_KEY is not set: rl_test_inference needs it for its default endpoint (OpenRouter). ${WHERE} Or give rl_test_inference another base_url and api_key_env.`,
           { missing: 'OPENROUTER_API_KEY' },
-        ),
+        )),
 };
 
 export const RL_HOME: Requirement = {

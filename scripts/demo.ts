@@ -78,8 +78,9 @@ async function main(): Promise<void> {
     let status: any;
     for (;;) {
       status = (await call('rl_check_status', { run_id: runId })).json;
-      const progress = status.progress ? ` step ${status.progress.step + 1}/${status.progress.total_steps}` : '';
-      const line = `  status ${status.status} (${status.phase})${progress}${status.weights ? `, weights ${status.weights}` : ''}`;
+      const progress = status.progress ? ` ${status.progress.step}/${status.progress.total_steps} steps done` : '';
+      const health = status.health ? `, health ${status.health.verdict}` : '';
+      const line = `  status ${status.status} (${status.phase})${health}${progress}${status.weights ? `, weights ${status.weights}` : ''}`;
       if (line !== last) say(line);
       last = line;
       if (TERMINAL.has(status.status)) break;

@@ -77,15 +77,15 @@ const cases: { name: string; run: RunRecord; now: number; verdict: HealthVerdict
     codes: ['env_connection_errors'],
   },
   {
-    name: 'the environment exited while training goes on: degraded',
+    name: 'the environment exited 0 while training goes on: healthy, and said',
     run: (() => {
       const r = record('running', { steps_completed: 1, step_completed_at: at(50), data_first_at: at(10), data_last_at: at(40) });
       Object.assign(r.processes.env, { state: 'exited', exit_code: 0, ended_at: at(45) });
       return r;
     })(),
     now: 60,
-    verdict: 'degraded',
-    codes: ['env_exited'],
+    verdict: 'healthy',
+    codes: ['env_finished'],
   },
   { name: 'failed: the error is the reason', run: record('failed', undefined, { error: 'The trainer ended (exit code 1).', error_process: 'trainer', ended_at: at(9) }), now: 10, verdict: 'failed', codes: ['failed'] },
   { name: 'completed', run: record('completed', { steps_completed: 5, step_completed_at: at(90) }, { ended_at: at(95) }), now: 100, verdict: 'completed', codes: [] },

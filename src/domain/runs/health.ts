@@ -101,7 +101,9 @@ function trainingHealth(record: RunRecord, nowMs: number, policy: HealthPolicy, 
   const limit = policy.stallSeconds * (firstStep ? FIRST_STEP_ALLOWANCE : 1);
   const idle = Math.max(0, Math.round((nowMs - progressMs) / 1000));
   const recent = envReasons(seen?.env, nowMs - limit * 1000);
-  const envGone = record.processes.env.state === 'exited' ? [{ code: 'env_exited', message: 'the environment process has exited: no new data will come', evidence: { at: record.processes.env.ended_at ?? undefined, process: 'env' as const } }] : [];
+  // An environment that exited without failing the run (exit 0) stops once it has queued enough
+  // data: normal, worth saying, not trouble. If the trainer then starves, the stall says so.
+  const envGone = record.processes.env.state === 'exited' ? [{ code: 'env_finished', message: 'the environment has exited (it stops once it has queued enough data); the trainer goes on with what is queued', evidence: { at: record.processes.env.ended_at ?? undefined, process: 'env' as const } }] : [];
   const withIdle = { ...base, seconds_since_progress: idle };
   if (idle > limit) {
     const what = seen?.data_first_at === undefined ? 'no data has reached the Atropos API' : 'no trainer step and no new data';
@@ -115,9 +117,9 @@ function trainingHealth(record: RunRecord, nowMs: number, policy: HealthPolicy, 
   }
   // Connection errors and other errors since the last new data mean the data is drying up.
   const lastData = msOf(seen.data_last_at) ?? began;
-  const troubling = [...trainerReasons(seen), ...recent.filter((r) => (msOf(r.evidence?.at) ?? 0) >= lastData), ...envGone];
-  if (troubling.length > 0) return { ...withIdle, verdict: 'degraded', reasons: [...troubling, ...recent.filter((r) => !troubling.includes(r))] };
-  return { ...withIdle, verdict: 'healthy', reasons: recent };
+  const troubling = [...trainerReasons(seen), ...recent.filter((r) => (msOf(r.evidence?.at) ?? 0) >= lastData)];
+  if (troubling.length > 0) return { ...withIdle, verdict: 'degraded', reasons: [...troubling, ...recent.filter((r) => !troubling.includes(r)), ...envGone] };
+  return { ...withIdle, verdict: 'healthy', reasons: [...recent, ...envGone] };
 }
 
 /** For listings: the verdict with only its main reason, evidence lines cut short. */

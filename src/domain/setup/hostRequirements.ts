@@ -17,15 +17,19 @@ function placeholderKey(name: string, value: string | undefined): Outcome | unde
   return reference === undefined ? undefined : unmet(`set to the unexpanded text ${reference}`, placeholderMessage(name, reference), { placeholder: name });
 }
 
+/** A key's outcome: refused when it is an unexpanded `${VAR}`, met when set, else `missing()`. */
+function keyOutcome(name: string, value: string | undefined, missing: () => Outcome): Outcome {
+  return placeholderKey(name, value) ?? (value ? met('set') : missing());
+}
+
 export const TINKER_API_KEY: Requirement = {
   check: 'TINKER_API_KEY',
   required: always,
   atStart: true,
   evaluate: ({ settings }) =>
-    placeholderKey('TINKER_API_KEY', settings.secrets.tinkerApiKey) ??
-    (settings.secrets.tinkerApiKey
-      ? met('set')
-      : unmet('not set (the trainer needs it)', `TINKER_API_KEY is not set: the trainer needs it to train on Tinker (keys: https://tinker-console.thinkingmachines.ai/keys). ${WHERE}`, { missing: 'TINKER_API_KEY' })),
+    keyOutcome('TINKER_API_KEY', settings.secrets.tinkerApiKey, () =>
+      unmet('not set (the trainer needs it)', `TINKER_API_KEY is not set: the trainer needs it to train on Tinker (keys: https://tinker-console.thinkingmachines.ai/keys). ${WHERE}`, { missing: 'TINKER_API_KEY' }),
+    ),
 };
 
 function missingWandbKey({ settings, useWandb }: StartContext): Outcome {
@@ -48,7 +52,7 @@ export const WANDB_API_KEY: Requirement = {
   check: 'WANDB_API_KEY',
   required: ({ useWandb }) => useWandb,
   atStart: true,
-  evaluate: (ctx) => placeholderKey('WANDB_API_KEY', ctx.settings.secrets.wandbApiKey) ?? (ctx.settings.secrets.wandbApiKey ? met('set') : missingWandbKey(ctx)),
+  evaluate: (ctx) => keyOutcome('WANDB_API_KEY', ctx.settings.secrets.wandbApiKey, () => missingWandbKey(ctx)),
 };
 
 export const OPENROUTER_API_KEY: Requirement = {
@@ -56,14 +60,13 @@ export const OPENROUTER_API_KEY: Requirement = {
   required: never,
   atStart: false,
   evaluate: ({ settings }) =>
-    placeholderKey('OPENROUTER_API_KEY', settings.secrets.openrouterApiKey) ??
-    (settings.secrets.openrouterApiKey
-      ? met('set')
-      : unmet(
-          'not set (needed only by rl_test_inference with its default endpoint)',
-          `OPENROUTER_API_KEY is not set: rl_test_inference needs it for its default endpoint (OpenRouter). ${WHERE} Or give rl_test_inference another base_url and api_key_env.`,
-          { missing: 'OPENROUTER_API_KEY' },
-        )),
+    keyOutcome('OPENROUTER_API_KEY', settings.secrets.openrouterApiKey, () =>
+      unmet(
+        'not set (needed only by rl_test_inference with its default endpoint)',
+        `OPENROUTER_API_KEY is not set: rl_test_inference needs it for its default endpoint (OpenRouter). ${WHERE} Or give rl_test_inference another base_url and api_key_env.`,
+        { missing: 'OPENROUTER_API_KEY' },
+      ),
+    ),
 };
 
 export const RL_HOME: Requirement = {

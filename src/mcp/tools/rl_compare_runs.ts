@@ -4,7 +4,7 @@ import { compareRuns } from '../../app/compare.js';
 import { MAX_DIFFERING_FIELDS, MAX_VALUE_CHARS } from '../../app/compareConfig.js';
 import { DIRECTIONS, KEY_METRICS } from '../../domain/wandb/keyMetrics.js';
 import { defineTool } from './define.js';
-import { healthSchema, runIdInput, runStatus } from './runSchemas.js';
+import { healthSchema, listedRunFields, runIdInput } from './runSchemas.js';
 
 const MAX_COMPARED_RUNS = 10;
 
@@ -60,17 +60,13 @@ export const rlCompareRuns = defineTool({
     run_names: z.record(z.string(), z.object({ wandb_name: z.unknown(), wandb_run_name: z.unknown() })),
     runs: z.array(
       z.object({
-        run_id: z.string(),
-        environment: z.string().nullable(),
-        status: runStatus,
-        started_at: z.string().nullable(),
+        ...listedRunFields,
         health: healthSchema.optional().describe('As in rl_list_runs: the main reason only'),
         steps: z.number().int().nullable().describe('Trainer steps completed'),
         metrics: z.partialRecord(z.enum(KEY_METRICS), metricSummary).optional(),
         wandb_url: z.string().optional(),
         wandb_error: z.string().optional(),
         config_error: z.string().optional(),
-        error: z.string().optional().describe('Why the run record is unusable (status unknown)'),
       }),
     ),
   }),

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { MAX_PAGE, STATUS_FILTERS } from '../../domain/runs/listing.js';
 import { defineTool } from './define.js';
-import { healthSchema, runStatus } from './runSchemas.js';
+import { healthSchema, listedRunFields } from './runSchemas.js';
 
 export const rlListRuns = defineTool({
   name: 'rl_list_runs',
@@ -23,13 +23,9 @@ export const rlListRuns = defineTool({
   output: z.object({
     runs: z.array(
       z.object({
-        run_id: z.string(),
-        environment: z.string().nullable(),
-        status: runStatus,
+        ...listedRunFields,
         wandb_run_name: z.string().nullable(),
-        started_at: z.string().nullable(),
         ended_at: z.string().nullable(),
-        error: z.string().optional(),
         health: healthSchema.optional().describe('As in rl_check_status, with only the main reason (rl_check_status gives them all)'),
       }),
     ),

@@ -8,6 +8,15 @@ export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowerc
 
 export const runStatus = z.enum(RUN_STATUSES);
 
+/** What every answer listing runs says of each: rl_list_runs and rl_compare_runs extend it. */
+export const listedRunFields = {
+  run_id: z.string(),
+  environment: z.string().nullable(),
+  status: runStatus,
+  started_at: z.string().nullable(),
+  error: z.string().optional().describe('Why the run record is unusable (status unknown)'),
+};
+
 export const healthSchema = z
   .object({
     verdict: z.enum(HEALTH_VERDICTS),

@@ -104,6 +104,8 @@ test('sglang: managed_server posts input_ids to {base_url}/generate and the trai
   // Its sampling client exists before it registers, so its inference server answers from then on.
   const { proc: trainer, inference } = await startTrainer(url, { control: { hang_before_register: true, chat_answer: 'It is \\boxed{7}' } });
   await waitFor('the initial sampling client', () => trainer.out().includes('Initial sampling client created'));
+  // The server thread binds on its own time (upstream then sleeps 3 s): ask once it answers.
+  await waitFor('the inference server', () => http('GET', `${inference}/health`).then((r) => r.status === 200 || undefined, () => undefined));
 
   const one = await http('POST', `${inference}/generate`, { input_ids: [72, 105], sampling_params: { max_new_tokens: 5 } });
   assert.equal(one.status, 200);

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { assessHealth, FIRST_STEP_ALLOWANCE, type HealthVerdict } from '../src/domain/runs/health.js';
 import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../src/domain/atropos/logSignals.js';
 import { emptyProcess, type RunObservations, type RunRecord } from '../src/domain/runs/record.js';
+import { TrainerLogScanner } from '../src/domain/runs/trainerLog.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00.000Z');
 const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();
@@ -145,4 +146,14 @@ test('first cause: the line under the wrapper, not the wrapper', () => {
   assert.equal(firstCause(['Traceback (most recent call last):', '  File "env.py", line 17', "ModuleNotFoundError: No module named 'tinker_atropos'"]), "ModuleNotFoundError: No module named 'tinker_atropos'");
   assert.equal(firstCause(['Traceback (most recent call last):', '  File "a.py"', 'ValueError: bad config']), 'ValueError: bad config');
   assert.equal(firstCause(['all fine', 'Step 1/10']), undefined);
+});
+
+test('trainer log markers count when another writer spliced text in before their newline', () => {
+  const scanner = new TrainerLogScanner();
+  scanner.feed('Step 2/3INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK\nStep 2 complete - Loss: 0.5\nTraining complete!INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK\nTraining completed successfully!\n');
+  const s = scanner.end();
+  assert.deepEqual([s.step, s.total_steps, s.steps_completed, s.completed], [2, 3, 3, true]);
+  const other = new TrainerLogScanner();
+  other.feed('Training completed successfully!\n');
+  assert.equal(other.end().completed, false, "only upstream's own 'Training complete!' line counts");
 });

@@ -35,7 +35,8 @@ export const RECENT_VALUES = 10;
 const CHECKPOINT = /^(?:Initial sampling client created|Sampling client updated): (tinker:\/\/\S+)/;
 const FINAL = /^Final weights are available here: (tinker:\/\/\S+)/;
 const ERROR = /^(?:Error in step \d+|Error during training)\b/;
-const STEP = /^Step (\d+)\/(\d+)\s*$/;
+// Markers are matched at the start of a line: another writer may splice text in before its newline.
+const STEP = /^Step (\d+)\/(\d+)(?!\d)/;
 const STEP_DONE = /^Step (\d+) complete\b/;
 // Python prints nan and inf for non-finite floats.
 const REWARD = /^Reward\/mean: (\S+)/;
@@ -93,7 +94,7 @@ export class TrainerLogScanner {
     else if ((m = REWARD.exec(line))) s.recent_rewards = [...s.recent_rewards, pythonFloat(m[1]!)].slice(-RECENT_VALUES);
     else if ((m = LOSS.exec(line))) s.last_loss = pythonFloat(m[1]!);
     else if (line.startsWith('Registered as trainer')) s.registered = true;
-    else if (line === 'Training complete!') s.completed = true;
+    else if (line.startsWith('Training complete!')) s.completed = true;
     else if (s.error_line === null && ERROR.test(line)) s.error_line = line.slice(0, 500);
   }
 }

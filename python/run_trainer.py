@@ -9,7 +9,6 @@ before the script runs moves the server to PORT on 127.0.0.1 without changing th
 script then runs as `python launch_training.py` would run it: its own folder first on sys.path,
 argv as given, `__main__` as its name. The "port 8001" line it prints stays; the port is PORT.
 """
-import io
 import os
 import runpy
 import sys
@@ -32,15 +31,6 @@ def move_server(port):
     uvicorn.run = run
 
 
-def whole_lines():
-    """stdout and stderr go to the same log: one write per line, so the trainer's `print` (its text
-    and its newline are two writes when unbuffered) never has the server thread's access log
-    spliced into a line the supervisor reads, such as `Training complete!`."""
-    for name, fd in (("stdout", 1), ("stderr", 2)):
-        raw = io.FileIO(fd, "w", closefd=False)
-        setattr(sys, name, io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", line_buffering=True))
-
-
 def main():
     if len(sys.argv) < 4 or sys.argv[1] != "--port":
         print(__doc__, file=sys.stderr)
@@ -49,7 +39,6 @@ def main():
     script = os.path.abspath(sys.argv[3])
     sys.argv = [script] + sys.argv[4:]
     sys.path[0] = os.path.dirname(script)
-    whole_lines()
     move_server(port)
     runpy.run_path(script, run_name="__main__")
     return 0

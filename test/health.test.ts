@@ -150,9 +150,10 @@ test('first cause: the line under the wrapper, not the wrapper', () => {
 
 test('trainer log markers count when another writer spliced text in before their newline', () => {
   const scanner = new TrainerLogScanner();
+  scanner.feed('Sampling client updated: tinker://abc:train:0/sampler_weights/step_3INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK\n');
   scanner.feed('Step 2/3INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK\nStep 2 complete - Loss: 0.5\nTraining complete!INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK\nTraining completed successfully!\n');
   const s = scanner.end();
-  assert.deepEqual([s.step, s.total_steps, s.steps_completed, s.completed], [2, 3, 3, true]);
+  assert.deepEqual([s.step, s.total_steps, s.steps_completed, s.completed, s.latest], [2, 3, 3, true, 'tinker://abc:train:0/sampler_weights/step_3']);
   const other = new TrainerLogScanner();
   other.feed('Training completed successfully!\n');
   assert.equal(other.end().completed, false, "only upstream's own 'Training complete!' line counts");

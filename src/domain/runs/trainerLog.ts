@@ -32,10 +32,12 @@ export interface TrainerLogSummary {
 /** How many of the latest per-step rewards are kept: enough to see a flat curve. */
 export const RECENT_VALUES = 10;
 
-const CHECKPOINT = /^(?:Initial sampling client created|Sampling client updated): (tinker:\/\/\S+)/;
-const FINAL = /^Final weights are available here: (tinker:\/\/\S+)/;
+const CHECKPOINT = /^(?:Initial sampling client created|Sampling client updated): (tinker:\/\/\S+?\/sampler_weights\/(?:step_\d+|final)|tinker:\/\/\S+)/;
+const FINAL = /^Final weights are available here: (tinker:\/\/\S+?\/sampler_weights\/(?:step_\d+|final)|tinker:\/\/\S+)/;
 const ERROR = /^(?:Error in step \d+|Error during training)\b/;
-// Markers are matched at the start of a line: another writer may splice text in before its newline.
+// The trainer's print() writes its text and its newline apart, and the inference server's access
+// log (another thread, same file) can land in between: markers are matched at a line's start, and a
+// checkpoint path ends at its sampler name.
 const STEP = /^Step (\d+)\/(\d+)(?!\d)/;
 const STEP_DONE = /^Step (\d+) complete\b/;
 // Python prints nan and inf for non-finite floats.

@@ -57,7 +57,8 @@ export const rlStartTraining = defineTool({
     'specified run and a sweep is one call per value. `config` values are checked as rl_edit_config checks them. Refuses with the fix when the run ' +
     'would fail or stall (no environment selected, missing TINKER_API_KEY/WANDB_API_KEY, Python < 3.11, no tinker-atropos install, an ' +
     'environment that cannot train on Tinker, a port in use, RL_MAX_CONCURRENT_RUNS runs active). Several runs may train at once, each on its own ' +
-    'ports. Then follow it with rl_check_status(run_id) or rl_wait_for_run.',
+    'ports. Answers cost_estimate (an estimate, as rl_estimate_cost); refused over RL_MAX_RUN_COST_USD or what RL_MAX_TOTAL_COST_USD leaves; above ' +
+    'RL_CONFIRM_ABOVE_USD a client supporting elicitation is asked to confirm first. Then follow it with rl_check_status(run_id) or rl_wait_for_run.',
   input: z
     .object({
       environment: environmentName.optional().describe("Train this environment (a name from rl_list_environments), from its config_init() values, instead of the saved selection's"),

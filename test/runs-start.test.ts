@@ -84,7 +84,8 @@ test('a run starts API -> trainer -> env each in its own group, runs, completes,
 
   const list = await h.call('rl_list_runs');
   assert.equal(list.json.count, 1);
-  const { health, ...listed } = list.json.runs[0];
+  const { health, cost, ...listed } = list.json.runs[0];
+  assert.match(cost.basis, /^estimate \(high figures/, 'no smoke test: spend is counted at the high bound');
   assert.deepEqual(listed, {
     run_id: id,
     environment: 'gsm8k',

@@ -10,6 +10,7 @@ import type { WandbResults, WandbStatus } from '../domain/wandb/reader.js';
 import type { StatusAnswer } from '../domain/runs/answers.js';
 import { isDamaged, type RunRecord, type RunStatus } from '../domain/runs/record.js';
 import { readTrainerLog, type TrainerLogSummary } from '../domain/runs/trainerLog.js';
+import { runCost, type RunCost } from '../domain/runs/runCost.js';
 
 /** A long run saves a checkpoint per step: list the newest few, count the rest. */
 const LISTED_CHECKPOINTS = 10;
@@ -40,6 +41,7 @@ export type RunResults = {
   weights: RunWeights;
   outcome: RunOutcome;
   progress?: { step: number; total_steps: number };
+  cost?: RunCost;
 } & WandbResults;
 
 function record(runtime: Runtime, runId: string): RunRecord {
@@ -66,7 +68,7 @@ export function describeOutcome(run: RunRecord, trainer: TrainerLogSummary): Run
     case 'failed':
       return { status: run.status, reason: run.error ?? trainer.error_line ?? 'failed (no reason recorded)' };
     case 'stopped':
-      return { status: run.status, reason: `Stopped${run.ended_at ? ` at ${run.ended_at}` : ''}${progress}${trainer.latest ? `; the last checkpoint is ${trainer.latest}` : ''}` };
+      return { status: run.status, reason: `Stopped${run.error ? ` (${run.error})` : ''}${run.ended_at ? ` at ${run.ended_at}` : ''}${progress}${trainer.latest ? `; the last checkpoint is ${trainer.latest}` : ''}` };
     default:
       return { status: run.status, reason: `Still ${run.status}${progress}: these are the results so far` };
   }
@@ -79,6 +81,11 @@ function weights(trainer: TrainerLogSummary): RunWeights {
     checkpoint_count: trainer.checkpoints.length,
     final_reported: trainer.final_reported,
   };
+}
+
+function costOf(run: RunRecord): { cost?: RunCost } {
+  const cost = runCost(run);
+  return cost ? { cost } : {};
 }
 
 /** rl_check_status: the run's status answer, with W&B metrics on a full (not rate-limited) answer. */
@@ -106,5 +113,6 @@ export async function runResults(runtime: Runtime, runId: string, samples: numbe
     weights: weights(trainer),
     outcome: describeOutcome(run, trainer),
     ...(trainer.total_steps !== undefined ? { progress: { step: trainer.steps_completed, total_steps: trainer.total_steps } } : {}),
+    ...costOf(run),
   };
 }

@@ -5,7 +5,7 @@
  *   RL_HOME/
  *     server.log
  *     selection.json (+ selection.json.lock)
- *     cache/discovery.json, cache/run-index.json
+ *     cache/discovery.json, cache/run-index.json, cache/rollout-lengths.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/
@@ -35,6 +35,9 @@ export const RUN_FILES = {
   checkpoints: 'checkpoints',
 } as const;
 
+/** The batch the trainer took last, rewritten in its working directory at every step (tinker-atropos). */
+export const TRAINER_BATCH_FILE = 'temp.json';
+
 export const runLogFile = (process: RunProcess): string => `${process}.log`;
 
 /** The lock every run.json read-modify-write takes. */
@@ -48,6 +51,8 @@ export const selectionPath = (home: string): string => join(home, 'selection.jso
 export const discoveryCachePath = (home: string): string => join(home, 'cache', 'discovery.json');
 /** What rl_list_runs and adoption know of each run, by run.json's stat, so a restart parses no unchanged record. */
 export const runIndexPath = (home: string): string => join(home, 'cache', 'run-index.json');
+/** Each environment's rollout lengths as its latest inference test measured them: what cost estimates start from. */
+export const rolloutLengthsPath = (home: string): string => join(home, 'cache', 'rollout-lengths.json');
 export const runsRoot = (home: string): string => join(home, 'runs');
 /** Held while a start checks the active runs and creates its directory (servers sharing RL_HOME). */
 export const startLockPath = (home: string): string => join(runsRoot(home), '.start.lock');

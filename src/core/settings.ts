@@ -52,6 +52,24 @@ export function defaultLockedValues(): LockedValues {
   };
 }
 
+/** Dollars per million tokens of one base model on Tinker, with where and when the figures were read. */
+export interface ModelPrice {
+  prefill: number;
+  sample: number;
+  train: number;
+  /** The date the figures were read (YYYY-MM-DD). */
+  as_of: string;
+  source: string;
+}
+
+/** Prices by Tinker base model id; budgets in dollars (undefined = none). */
+export interface CostSettings {
+  prices: Record<string, ModelPrice>;
+  maxRunUsd?: number;
+  maxTotalUsd?: number;
+  confirmAboveUsd?: number;
+}
+
 export interface Secrets {
   tinkerApiKey?: string;
   wandbApiKey?: string;
@@ -85,6 +103,8 @@ export interface Settings {
   wandb: { entity?: string; project: string; baseUrl: string; timeoutSeconds: number };
   logLevel: string;
   locked: LockedValues;
+  /** RL_MAX_RUN_COST_USD, RL_MAX_TOTAL_COST_USD, RL_CONFIRM_ABOVE_USD and the price table (defaults + RL_MCP_CONFIG `prices`). */
+  cost: CostSettings;
   /** Where the values came from, for messages: the config file path if any. */
   configFile?: string;
   /** The environment the server was started with: children get an allow-listed subset of it. */

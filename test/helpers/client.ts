@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { after } from 'node:test';
 import { Runtime } from '../../src/app/runtime.js';
 import { loadSettings } from '../../src/domain/config/settings.js';
@@ -45,10 +45,10 @@ export interface InMemoryHarness {
 }
 
 /** A server over the in-memory transport with settings from `testEnv(env)`; closed after the file. */
-export async function connectInMemory(env: Record<string, string | undefined> = {}, cwd?: string): Promise<InMemoryHarness> {
+export async function connectInMemory(env: Record<string, string | undefined> = {}, cwd?: string, capabilities?: ClientCapabilities): Promise<InMemoryHarness> {
   const runtime = new Runtime(loadSettings(testEnv(env), cwd));
   const server = createServer(runtime);
-  const client = new Client({ name: 'test-client', version: '0.0.0' });
+  const client = new Client({ name: 'test-client', version: '0.0.0' }, capabilities ? { capabilities } : undefined);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   await Promise.all([client.connect(clientTransport), server.connect(serverTransport)]);
   let closed = false;

@@ -13,6 +13,7 @@ import { after, type TestContext } from 'node:test';
 import { stringify } from 'yaml';
 import type { RunRecord } from '../../src/domain/runs/record.js';
 import { isDamaged } from '../../src/domain/runs/record.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { connectInMemory, type InMemoryHarness } from './client.js';
 import { makeFakeInstall, type FakeInstall } from './fakeInstall.js';
 import { freePort } from './tmp.js';
@@ -54,12 +55,16 @@ export interface RunServerOptions {
   lockedEnv?: Record<string, unknown>;
   /** Select the bundled gsm8k environment (default true). */
   select?: boolean;
+  /** More keys of the RL_MCP_CONFIG file (e.g. `prices`). */
+  config?: Record<string, unknown>;
+  /** What the test client declares (e.g. elicitation). */
+  clientCapabilities?: ClientCapabilities;
 }
 
 /** The settings of a run-test server; exported for servers started as separate processes. */
 export async function runServerEnv(install: FakeInstall, home: string, opts: RunServerOptions = {}): Promise<Record<string, string>> {
   const configFile = join(mkdtempSync(join(dirname(home), 'cfg-')), 'rl.yaml');
-  writeFileSync(configFile, stringify({ locked: { env: { total_steps: 3, use_wandb: false, ...opts.lockedEnv } } }));
+  writeFileSync(configFile, stringify({ locked: { env: { total_steps: 3, use_wandb: false, ...opts.lockedEnv } }, ...opts.config }));
   const env: Record<string, string | undefined> = {
     TINKER_ATROPOS_ROOT: install.root,
     RL_PYTHON: install.python,
@@ -83,7 +88,7 @@ export async function runServer(t: TestContext, opts: RunServerOptions = {}): Pr
   const install = opts.install ?? (await makeFakeInstall());
   const home = opts.home ?? newHome();
   const env = await runServerEnv(install, home, opts);
-  const h = await connectInMemory(env);
+  const h = await connectInMemory(env, undefined, opts.clientCapabilities);
   t.after(async () => {
     await h.close();
     await killLeftovers([install.root, home]);

@@ -1,6 +1,6 @@
 /**
  * Reading the operator configuration: environment variables, optionally a YAML file named by
- * RL_MCP_CONFIG with the same keys plus `locked` / `unlocked`. The environment wins over the file.
+ * RL_MCP_CONFIG with the same keys plus `locked` / `unlocked` / `prices`. The environment wins over the file.
  * Everything is validated here so that a bad value stops the server at start with one clear line.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -14,36 +14,17 @@ import type { JsonValue } from '../../core/json.js';
 import { BUNDLED_EXAMPLES_ROOT } from '../../core/paths.js';
 import { defaultLockedValues, type LockedValues, type Settings } from '../../core/settings.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
+import { COST_KEYS, costSettings } from '../cost/priceConfig.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Keys accepted in the RL_MCP_CONFIG file besides `locked` and `unlocked`. */
 const KNOWN_KEYS = [
-  'TINKER_ATROPOS_ROOT',
-  'RL_ENVIRONMENTS_DIRS',
-  'RL_PYTHON',
-  'RL_HOME',
-  'RL_API_PORT',
-  'RL_INFERENCE_PORT',
-  'RL_STATUS_MIN_INTERVAL_SECONDS',
-  'RL_STOP_GRACE_SECONDS',
-  'RL_STOP_RUNS_ON_EXIT',
-  'RL_STALL_SECONDS',
-  'RL_MAX_CONCURRENT_RUNS',
-  'RL_STALL_ACTION',
-  'RL_ALLOW_UNMANAGED_ENVIRONMENTS',
-  'RL_API_READY_TIMEOUT_SECONDS',
-  'RL_TRAINER_READY_TIMEOUT_SECONDS',
-  'RL_ENV_READY_TIMEOUT_SECONDS',
-  'RL_INTROSPECT_TIMEOUT_SECONDS',
-  'TINKER_API_KEY',
-  'WANDB_API_KEY',
-  'OPENROUTER_API_KEY',
-  'WANDB_ENTITY',
-  'WANDB_PROJECT',
-  'WANDB_BASE_URL',
-  'RL_WANDB_TIMEOUT_SECONDS',
-  'LOG_LEVEL',
+  'TINKER_ATROPOS_ROOT', 'RL_ENVIRONMENTS_DIRS', 'RL_PYTHON', 'RL_HOME', 'RL_API_PORT', 'RL_INFERENCE_PORT',
+  'RL_STATUS_MIN_INTERVAL_SECONDS', 'RL_STOP_GRACE_SECONDS', 'RL_STOP_RUNS_ON_EXIT', 'RL_STALL_SECONDS', 'RL_MAX_CONCURRENT_RUNS',
+  'RL_STALL_ACTION', 'RL_ALLOW_UNMANAGED_ENVIRONMENTS', 'RL_API_READY_TIMEOUT_SECONDS', 'RL_TRAINER_READY_TIMEOUT_SECONDS',
+  'RL_ENV_READY_TIMEOUT_SECONDS', 'RL_INTROSPECT_TIMEOUT_SECONDS', 'TINKER_API_KEY', 'WANDB_API_KEY', 'OPENROUTER_API_KEY',
+  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS,
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
 
@@ -51,6 +32,8 @@ interface FileConfig {
   values: Partial<Record<Key, string>>;
   locked?: Record<string, unknown>;
   unlocked?: string[];
+  /** Price entries by model id, checked by costSettings. */
+  prices?: unknown;
 }
 
 function readConfigFile(path: string): FileConfig {
@@ -81,6 +64,8 @@ function readConfigFile(path: string): FileConfig {
         throw new SettingsError(`RL_MCP_CONFIG ${path}: 'unlocked' must be a list of env field names`);
       }
       out.unlocked = value as string[];
+    } else if (key === 'prices') {
+      out.prices = value;
     } else if ((KNOWN_KEYS as readonly string[]).includes(key)) {
       if (value === null || value === undefined) continue;
       if (typeof value === 'object') {
@@ -88,7 +73,7 @@ function readConfigFile(path: string): FileConfig {
       }
       values[key as Key] = String(value);
     } else {
-      throw new SettingsError(`RL_MCP_CONFIG ${path}: unknown key '${key}'; known keys are ${KNOWN_KEYS.join(', ')}, locked, unlocked`);
+      throw new SettingsError(`RL_MCP_CONFIG ${path}: unknown key '${key}'; known keys are ${KNOWN_KEYS.join(', ')}, locked, unlocked, prices`);
     }
   }
   return out;
@@ -338,6 +323,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     },
     logLevel: level,
     locked,
+    cost: costSettings((key) => src.get(key), src.file.prices, src.configPath),
     configFile: src.configFile,
     processEnv: { ...env },
   };

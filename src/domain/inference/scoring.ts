@@ -40,9 +40,9 @@ function round3(x: number): number {
 /**
  * The groups of a JSONL file, read line by line (a line holds every token of a group, so the
  * file can be large). Lines that are not JSON (a process killed mid-write) are skipped.
- * Resolves to undefined when the file does not exist.
+ * Resolves to undefined when the file does not exist. `onGroup` sees each parsed line (lengths are counted from it).
  */
-export async function readGroupScores(path: string): Promise<number[][] | undefined> {
+export async function readGroupScores(path: string, onGroup?: (group: unknown) => void): Promise<number[][] | undefined> {
   try {
     await stat(path);
   } catch (err) {
@@ -60,6 +60,7 @@ export async function readGroupScores(path: string): Promise<number[][] | undefi
       } catch {
         continue;
       }
+      onGroup?.(item);
       const scores = (item as { scores?: unknown } | null)?.scores;
       groups.push(Array.isArray(scores) ? scores.filter((s): s is number => typeof s === 'number' && Number.isFinite(s)) : []);
     }

@@ -17,6 +17,8 @@ import { readGroupScores, scoreGroups, summarize, type ModelScores, type TestSum
 import { INFERENCE_TEST_RESULT } from '../../core/home.js';
 import { classifyCrash, classifyDroppedGroups, type FailureContext, type FailureKind } from './failures.js';
 import { tailLines } from '../../core/logTail.js';
+import { LengthCounter, type RolloutLengths } from '../cost/lengths.js';
+import { saveTestLengths } from '../cost/lengthStore.js';
 
 /** How far up a failed model's log the cause is looked for. */
 const CAUSE_SEARCH_LINES = 300;
@@ -53,6 +55,8 @@ export interface ModelReport extends ModelScores {
   timed_out?: boolean;
   /** What kind of failure `error` describes. */
   error_kind?: FailureKind;
+  /** Prompt and completion tokens per rollout, measured from the output file (what cost estimates use). */
+  rollout_tokens?: RolloutLengths;
 }
 
 export interface TestConfig {
@@ -217,6 +221,7 @@ export class InferenceTest {
       summary: summarize(reports, this.params.num_steps, this.dir),
     };
     await this.persist(this.finalOutput);
+    saveTestLengths(this.services.settings.home, { environment: this.params.environment.name, test_id: this.id, reports }, this.services.logger);
     this.services.logger.info({ test_id: this.id, status: this.status, summary: this.finalOutput.summary }, 'inference test finished');
     this.events.emit('change');
   }
@@ -312,10 +317,12 @@ export class InferenceTest {
       const { kind, error } = classifyCrash(await this.failureContext(base, ended));
       return failure('failed', error, { error_kind: kind });
     }
-    const groups = await readGroupScores(outputFile);
+    const lengths = new LengthCounter();
+    const groups = await readGroupScores(outputFile, (group) => lengths.add(group));
     if (groups === undefined) return failure('failed', `Output file not created: ${outputFile}`);
     if (groups.length === 0) return failure('failed', 'The process finished but wrote no group: every group was skipped or invalid. See log_file.');
-    return { report: { ...base, ...scoreGroups(groups), ...timing }, state: 'succeeded' };
+    const rollout_tokens = lengths.result();
+    return { report: { ...base, ...scoreGroups(groups), ...timing, ...(rollout_tokens ? { rollout_tokens } : {}) }, state: 'succeeded' };
   }
 
   private async failureContext(base: ReportBase, ended: string): Promise<FailureContext> {

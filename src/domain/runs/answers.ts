@@ -3,6 +3,8 @@ import type { RunRecord, RunStatus } from './record.js';
 import type { RunConfig } from './runConfig.js';
 import type { RunView } from './view.js';
 import { type Health } from './health.js';
+import type { RunEstimate } from '../cost/estimate.js';
+import type { RunCost } from './runCost.js';
 
 export interface RateLimitedStatus {
   rate_limited: true;
@@ -15,6 +17,8 @@ export interface RateLimitedStatus {
   health: Health;
   /** Trainer steps completed out of the total, as the watchdog last saw them. */
   progress?: { step: number; total_steps: number };
+  /** Spend so far, estimated from run.json alone. */
+  cost?: RunCost;
 }
 
 export interface DamagedStatus {
@@ -37,4 +41,6 @@ export interface StopAnswer {
 export interface StartedRun {
   record: RunRecord;
   config: RunConfig;
+  /** What the run will cost, as estimated at its start. */
+  estimate: RunEstimate;
 }

@@ -10,6 +10,7 @@ import { UserError } from '../../core/errors.js';
 import { type Health, mainReasonOnly } from './health.js';
 import { isActive, isEnded, RUN_STATUSES, type RunStatus } from './record.js';
 import { compareRuns, type IndexedRun, type RunIndex } from './runIndex.js';
+import type { ListedCost } from './runCost.js';
 
 export const STATUS_FILTERS = [...RUN_STATUSES, 'active', 'ended'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
@@ -38,6 +39,7 @@ export interface ListedRun {
   ended_at: string | null;
   error?: string;
   health?: Health;
+  cost?: ListedCost;
 }
 
 export interface RunPage {
@@ -95,7 +97,7 @@ function listed(index: RunIndex, run: IndexedRun, nowMs: number): ListedRun {
   const { run_id, environment, status, wandb_run_name, started_at, ended_at } = run;
   if (run.damaged !== undefined) return { run_id, environment: null, status, wandb_run_name: null, started_at, ended_at: null, error: run.damaged };
   const health = index.healthOf(run_id, nowMs);
-  return { run_id, environment, status, wandb_run_name, started_at, ended_at, ...(health ? { health: mainReasonOnly(health) } : {}) };
+  return { run_id, environment, status, wandb_run_name, started_at, ended_at, ...(health ? { health: mainReasonOnly(health) } : {}), ...(run.cost ? { cost: run.cost } : {}) };
 }
 
 /** One page of runs matching the query, newest first; `total` counts every matching run. */

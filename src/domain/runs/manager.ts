@@ -29,6 +29,7 @@ import { assessHealth, type HealthPolicy } from './health.js';
 import { listRuns, type RunPage, type RunQuery } from './listing.js';
 import { recordedProcesses, type RecordedProcess, RunIndex } from './runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
+import { estimateConfig, estimateSelection, planFor, refuseOverBudget, runCost, type SelectionEstimate } from './runCost.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -63,6 +64,11 @@ export class RunManager {
     const run = this.starting.then(() => this.startNow(selection, signal));
     this.starting = run.catch(() => undefined);
     return run;
+  }
+
+  /** What a run of `selection` would cost, and the refusal a start would meet over the budgets (checked again under the start lock). */
+  estimate(selection: RunSelection): SelectionEstimate {
+    return estimateSelection(this.core.settings, selection, this.activeRuns());
   }
 
   /** The run's registry entry; UserError `Run '<id>' not found` (where to look instead) with the active runs. */
@@ -115,8 +121,9 @@ export class RunManager {
     if (window.limited) {
       const health = assessHealth(record, Date.now(), this.healthPolicy);
       const progress = observedProgress(record);
+      const cost = runCost(record);
       const limited = { rate_limited: true as const, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: record.status, phase: record.phase, health };
-      return { answer: progress ? { ...limited, progress } : limited };
+      return { answer: { ...limited, ...(progress ? { progress } : {}), ...(cost ? { cost } : {}) } };
     }
     return { answer: await describeRun(record, this.core.redactor, this.healthPolicy), record };
   }
@@ -215,11 +222,13 @@ export class RunManager {
       refuseHardCodedPort(selection.environment.file_path, active);
       const placement = await choosePlacement(settings, active, dir, runId);
       const { config, names } = buildRunConfig(settings, selection, runId, placement);
-      const record = this.newRecord(runId, selection, names, placement, install);
+      const estimate = estimateConfig(settings, config, selection.environment.name);
+      refuseOverBudget(settings, estimate, active);
+      const record = { ...this.newRecord(runId, selection, names, placement, install), cost: planFor(settings, estimate) };
       const lock = this.create(record, config);
       this.core.logger.info({ run_id: runId, environment: record.environment, ports: record.ports }, 'run starting');
       this.supervise(record, lock).begin();
-      return { record, config };
+      return { record, config, estimate };
     } finally {
       startLock.release();
     }

@@ -9,14 +9,17 @@ import { LogCursor } from './polling.js';
 import { getJson } from './probes.js';
 import type { RunObservations, RunRecord } from './record.js';
 import { TrainerLogScanner, type TrainerLogSummary } from './trainerLog.js';
+import { addBatch, BatchReader, type BatchTokens } from './batchTokens.js';
 
 /** What one look found. */
 export interface Look {
-  trainer: Pick<TrainerLogSummary, 'steps_completed' | 'total_steps' | 'recent_rewards' | 'last_loss'>;
+  trainer: Pick<TrainerLogSummary, 'steps_completed' | 'total_steps' | 'recent_rewards' | 'last_loss' | 'sequences_trained'>;
   /** The API's `/status`, when it answered. */
   api?: { queue_size: number; current_step: number };
   /** Lines the environment log gained since the last look. */
   envLines: string[];
+  /** Tokens of the batches the trainer took (its temp.json), all those seen so far. */
+  batch_tokens?: BatchTokens;
 }
 
 /** JSON has no NaN: a non-finite value is kept as the string Python would print. */
@@ -39,6 +42,11 @@ export function nextObservations(previous: RunObservations | undefined, look: Lo
     changed = true;
   }
   if (look.trainer.total_steps !== undefined) next.total_steps = look.trainer.total_steps;
+  if (look.trainer.sequences_trained !== undefined) next.sequences_trained = look.trainer.sequences_trained;
+  if (look.batch_tokens && look.batch_tokens.batches > (prev.batch_tokens?.batches ?? 0)) {
+    next.batch_tokens = look.batch_tokens;
+    changed = true;
+  }
   if (look.trainer.recent_rewards.length > 0) next.recent_rewards = look.trainer.recent_rewards.map(jsonNumber);
   if (look.trainer.last_loss !== undefined) next.last_loss = jsonNumber(look.trainer.last_loss);
   if (look.api) {
@@ -66,6 +74,9 @@ const asCount = (value: unknown): number | undefined => (typeof value === 'numbe
 export class RunObserver {
   private readonly trainer: { cursor: LogCursor; scanner: TrainerLogScanner };
   private readonly env: { cursor: LogCursor; partial: string };
+  private readonly batches: BatchReader;
+  /** Counted here, not from run.json: a look's observations reach run.json only every few seconds. */
+  private batchTokens?: BatchTokens;
 
   private started?: Promise<void>;
 
@@ -73,6 +84,8 @@ export class RunObserver {
     const { logs } = record();
     this.trainer = { cursor: new LogCursor(logs.trainer), scanner: new TrainerLogScanner() };
     this.env = { cursor: new LogCursor(logs.env), partial: '' };
+    this.batches = new BatchReader(record().processes.trainer.cwd);
+    this.batchTokens = record().observed?.batch_tokens;
   }
 
   /**
@@ -84,20 +97,26 @@ export class RunObserver {
     return (this.started ??= this.record().observed?.env !== undefined ? this.env.cursor.skipToEnd() : Promise.resolve());
   }
 
+  private count(batch: { rollouts: number; prompt: number; completion: number } | undefined): boolean {
+    if (batch) this.batchTokens = addBatch(this.batchTokens, batch);
+    return this.batchTokens !== undefined;
+  }
+
   async look(): Promise<Look> {
     await this.start();
-    const [trainerText, envText, status] = await Promise.all([this.trainer.cursor.read(), this.env.cursor.read(), getJson(this.record().ports.api, '/status')]);
+    const [trainerText, envText, status, batch] = await Promise.all([this.trainer.cursor.read(), this.env.cursor.read(), getJson(this.record().ports.api, '/status'), this.batches.next()]);
     this.trainer.scanner.feed(trainerText);
     const lines = (this.env.partial + envText).split('\n');
     this.env.partial = lines.pop() ?? '';
     const body = (status?.status === 200 ? status.body : undefined) as Record<string, unknown> | undefined;
     const queue = asCount(body?.queue_size);
     const step = asCount(body?.current_step);
-    const { steps_completed, total_steps, recent_rewards, last_loss } = this.trainer.scanner.summary;
+    const { steps_completed, total_steps, recent_rewards, last_loss, sequences_trained } = this.trainer.scanner.summary;
     return {
-      trainer: { steps_completed, total_steps, recent_rewards, last_loss },
+      trainer: { steps_completed, total_steps, recent_rewards, last_loss, sequences_trained },
       ...(queue !== undefined && step !== undefined ? { api: { queue_size: queue, current_step: step } } : {}),
       envLines: lines,
+      ...(this.count(batch) ? { batch_tokens: this.batchTokens } : {}),
     };
   }
 }

@@ -9,7 +9,8 @@ import type { ProcessRecord, RunRecord } from './record.js';
 import { readTrainerLog, type TrainerLogSummary } from './trainerLog.js';
 
 export interface Verdict {
-  status: 'completed' | 'failed';
+  /** `stopped`: the supervisor ended a run that had not failed (its budget was reached). */
+  status: 'completed' | 'failed' | 'stopped';
   error?: string;
   error_process?: RunProcess;
 }

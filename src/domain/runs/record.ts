@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { RUN_PROCESSES, type RunProcess } from '../../core/home.js';
 import type { EnvLogSignals } from '../atropos/logSignals.js';
+import type { CostPlan } from '../cost/spend.js';
+import type { BatchTokens } from './batchTokens.js';
 import type { RunNames } from './runConfig.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
@@ -81,6 +83,8 @@ export interface RunRecord {
   notes?: string[];
   stop_requested_at?: string;
   observed?: RunObservations;
+  /** The cost estimate at start (an estimate: its figures say from what); spend is counted from it. */
+  cost?: CostPlan;
   /** Status rate limit: when the last full rl_check_status answer was given. */
   last_full_check_at?: string;
 }
@@ -96,6 +100,10 @@ export interface RunObservations {
   steps_completed: number;
   step_completed_at?: string;
   total_steps?: number;
+  /** Sequences the trainer trained in its completed steps (`Got N Datum objects`), when it printed them. */
+  sequences_trained?: number;
+  /** Tokens of the batches the trainer took (its temp.json), as far as the supervisor saw them. */
+  batch_tokens?: BatchTokens;
   /** The trainer's latest `Reward/mean` values (oldest first) and last `Loss`; non-finite ones as "NaN"/"Infinity". */
   recent_rewards?: (number | string)[];
   last_loss?: number | string;

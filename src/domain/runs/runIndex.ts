@@ -20,6 +20,7 @@ import { statSignature } from '../../core/watch.js';
 import { assessHealth, HEALTH_VERDICTS, type Health, type HealthPolicy } from './health.js';
 import { isActive, isDamaged, isEnded, RUN_STATUSES, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
 import type { RunStore } from './store.js';
+import { listedCost, type ListedCost } from './runCost.js';
 
 const FORMAT_VERSION = 1;
 /**
@@ -50,6 +51,8 @@ export interface IndexedRun {
   /** An ended run's health, judged once: it no longer changes with time. */
   health?: Health;
   running: RecordedProcess[];
+  /** Spend so far and the expected total, estimated (runCost.ts). */
+  cost?: ListedCost;
 }
 
 interface Slot {
@@ -92,6 +95,7 @@ function isStoredSlot(v: unknown): v is { key: string; run: IndexedRun } {
     [r.environment, r.wandb_run_name, r.started_at, r.ended_at].every(isNullableString) &&
     typeof r.sort_ms === 'number' &&
     (r.damaged === undefined || typeof r.damaged === 'string') &&
+    (r.cost === undefined || (isObject(r.cost) && typeof r.cost.spent_usd === 'number' && typeof r.cost.expected_total_usd === 'number')) &&
     (health === undefined || (isObject(health) && (HEALTH_VERDICTS as readonly unknown[]).includes(health.verdict) && Array.isArray(health.reasons))) &&
     Array.isArray(r.running) &&
     r.running.every((p) => isObject(p) && typeof p.pid === 'number' && isNullableString(p.start_time))
@@ -229,6 +233,7 @@ export class RunIndex {
       const at = entry.created_at ?? null;
       return { run_id: entry.run_id, status: 'unknown', environment: null, wandb_run_name: null, started_at: at, ended_at: null, sort_ms: Date.parse(at ?? '') || 0, damaged: entry.damaged, running: [] };
     }
+    const cost = listedCost(entry);
     return {
       run_id: entry.run_id,
       status: entry.status,
@@ -239,6 +244,7 @@ export class RunIndex {
       sort_ms: Date.parse(entry.created_at) || 0,
       ...(isEnded(entry.status) ? { health: assessHealth(entry, Date.now(), this.policy) } : {}),
       running: recordedProcesses(entry),
+      ...(cost ? { cost } : {}),
     };
   }
 

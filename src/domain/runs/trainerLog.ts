@@ -24,6 +24,8 @@ export interface TrainerLogSummary {
   total_steps?: number;
   /** Steps the trainer finished (`Step k complete`): k + 1 for the last one. */
   steps_completed: number;
+  /** Sequences trained in the finished steps (`Got N Datum objects`); undefined when never printed. */
+  sequences_trained?: number;
   /** The latest `Reward/mean:` values, oldest first (at most RECENT_VALUES), and the last `Loss:`. */
   recent_rewards: number[];
   last_loss?: number;
@@ -40,6 +42,7 @@ const ERROR = /^(?:Error in step \d+|Error during training)\b/;
 // checkpoint path ends at its sampler name.
 const STEP = /^Step (\d+)\/(\d+)(?!\d)/;
 const STEP_DONE = /^Step (\d+) complete\b/;
+const DATUMS = /^Got (\d+) Datum objects\b/;
 // Python prints nan and inf for non-finite floats.
 const REWARD = /^Reward\/mean: (\S+)/;
 const LOSS = /^Loss: (\S+)/;
@@ -60,6 +63,8 @@ const MAX_LINE_CHARS = 64 * 1024;
 export class TrainerLogScanner {
   private rest = '';
   private skipping = false;
+  /** Datums of the step under way: counted once the step completes. */
+  private stepDatums?: number;
   readonly summary: TrainerLogSummary = { checkpoints: [], latest: null, final_reported: null, error_line: null, completed: false, registered: false, steps_completed: 0, recent_rewards: [] };
 
   feed(text: string): void {
@@ -81,6 +86,12 @@ export class TrainerLogScanner {
     return this.summary;
   }
 
+  private stepDone(step: number): void {
+    this.summary.steps_completed = step + 1;
+    if (this.stepDatums !== undefined) this.summary.sequences_trained = (this.summary.sequences_trained ?? 0) + this.stepDatums;
+    this.stepDatums = undefined;
+  }
+
   private line(raw: string): void {
     const line = raw.replace(/\r$/, '').trim();
     const s = this.summary;
@@ -92,7 +103,8 @@ export class TrainerLogScanner {
     else if ((m = STEP.exec(line))) {
       s.step = Number(m[1]);
       s.total_steps = Number(m[2]);
-    } else if ((m = STEP_DONE.exec(line))) s.steps_completed = Number(m[1]) + 1;
+    } else if ((m = STEP_DONE.exec(line))) this.stepDone(Number(m[1]));
+    else if ((m = DATUMS.exec(line))) this.stepDatums = Number(m[1]);
     else if ((m = REWARD.exec(line))) s.recent_rewards = [...s.recent_rewards, pythonFloat(m[1]!)].slice(-RECENT_VALUES);
     else if ((m = LOSS.exec(line))) s.last_loss = pythonFloat(m[1]!);
     else if (line.startsWith('Registered as trainer')) s.registered = true;

@@ -11,6 +11,7 @@ import { isSameProcess } from './processTable.js';
 import type { ProcessState, RunPhase, RunRecord, RunStatus } from './record.js';
 import { readTrainerLog } from './trainerLog.js';
 import { assessHealth, type Health, type HealthPolicy } from './health.js';
+import { runCost, type RunCost } from './runCost.js';
 
 const LOG_TAIL_LINES = 20;
 const LOG_TAIL_MAX_CHARS = 4000;
@@ -45,6 +46,8 @@ export interface RunView {
   /** Last lines of the process that explains `error`, secrets redacted. */
   log_tail?: string;
   notes?: string[];
+  /** Spend so far and the rest, estimated (each figure says from what). */
+  cost?: RunCost;
 }
 
 export function processView(record: RunRecord, name: RunProcess): ProcessView {
@@ -95,5 +98,7 @@ export async function describeRun(record: RunRecord, redactor: SecretRedactor, p
     view.log_tail = redactor.redact(tail);
   }
   if (record.notes?.length) view.notes = record.notes;
+  const cost = runCost(record);
+  if (cost) view.cost = cost;
   return view;
 }

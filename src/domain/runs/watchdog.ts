@@ -3,7 +3,7 @@
  * keeps what it saw in run.json, moves the phase from `waiting_for_data` to `training` once data
  * reaches the API, and judges health: a stall (no trainer step and no new data for
  * RL_STALL_SECONDS, twice that before the first step) is logged, and with RL_STALL_ACTION=stop it
- * ends the run as failed. The upstream trainer waits for a batch for ever, so without this a run
+ * ends the run as failed; a run whose estimated spend reached RL_MAX_RUN_COST_USD ends stopped. The upstream trainer waits for a batch for ever, so without this a run
  * whose environment produces nothing stays "running" while sampling is paid for.
  */
 import type { Logger } from '../../core/logger.js';
@@ -12,6 +12,7 @@ import { assessHealth } from './health.js';
 import { nextObservations, RunObserver } from './observer.js';
 import type { Verdict } from './outcome.js';
 import { now, type TrackedRun } from './trackedRun.js';
+import { budgetStop } from './runCost.js';
 
 /** How often the watchdog looks. */
 export const OBSERVE_MS = 2_000;
@@ -30,7 +31,7 @@ export class Watchdog {
   constructor(
     private readonly ctx: { settings: Settings; logger: Logger },
     private readonly run: TrackedRun,
-    /** Called once when the run must end: a stall with RL_STALL_ACTION=stop. */
+    /** Called once when the run must end: a stall with RL_STALL_ACTION=stop, or its spend reached its budget. */
     private readonly onStall: (verdict: Verdict) => void,
   ) {
     this.observer = new RunObserver(() => run.record);
@@ -82,6 +83,14 @@ export class Watchdog {
   }
 
   private judge(record: TrackedRun['record']): void {
+    // Spend is an estimate from steps done: the run stops as soon as it says the budget is reached.
+    const overBudget = budgetStop(record);
+    if (overBudget !== undefined) {
+      this.close();
+      this.ctx.logger.warn({ run_id: this.run.runId, reason: overBudget }, 'run stopped: budget reached');
+      this.onStall({ status: 'stopped', error: overBudget });
+      return;
+    }
     const health = assessHealth(record, Date.now(), { stallSeconds: this.ctx.settings.stall.seconds });
     if (health.verdict !== 'stalled') {
       this.warnedStall = false;

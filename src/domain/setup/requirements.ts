@@ -11,6 +11,7 @@ import { runUsesWandb } from '../config/selection.js';
 import { API_PORT, INFERENCE_PORT, OPENROUTER_API_KEY, RL_HOME, TINKER_API_KEY, WANDB_ACCESS, WANDB_API_KEY } from './hostRequirements.js';
 import { ATROPOSLIB, ENVIRONMENT_IMPORT, ENVIRONMENTS, LAUNCH_TRAINING, PYTHON, RUN_API, TINKER, TINKER_READY } from './installRequirements.js';
 import { probeInterpreter } from './installation.js';
+import { PRICE_TABLE } from './costRequirements.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
 import { type TinkerFacts } from '../environments/tinkerReadiness.js';
 
@@ -35,6 +36,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
   API_PORT,
   INFERENCE_PORT,
   WANDB_ACCESS,
+  PRICE_TABLE,
 ];
 
 function once<T>(make: () => Promise<T>): () => Promise<T> {

@@ -11,6 +11,8 @@ import type { z } from 'zod';
 import { UserError } from '../../core/errors.js';
 import { serverLogPath } from '../../core/home.js';
 import type { Runtime } from '../../app/runtime.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { type Confirmation, confirmer } from './confirm.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -25,6 +27,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends notifications/progress when the client sent a progress token; otherwise does nothing. */
   progress(progress: number, total?: number, message?: string): Promise<void>;
+  /** Asks the user a yes/no question (form elicitation); `unsupported` when the client cannot be asked. */
+  confirm(message: string): Promise<Confirmation>;
 }
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
@@ -52,7 +56,7 @@ export function errorResult(runtime: Runtime, error: string, hints: Record<strin
 }
 
 /** Runs one tool call: the handler's value becomes the answer; any failure becomes isError. */
-export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runtime, extra: Extra): Promise<CallToolResult> {
+export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runtime, extra: Extra, server?: Server): Promise<CallToolResult> {
   const token = extra._meta?.progressToken;
   const ctx: ToolContext = {
     runtime,
@@ -61,6 +65,7 @@ export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runt
       if (token === undefined) return;
       await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
     },
+    confirm: server ? confirmer(server, extra) : () => Promise.resolve('unsupported' as const),
   };
   try {
     const value = await tool.handler(args as never, ctx);
@@ -88,7 +93,7 @@ export function registerTools(server: McpServer, runtime: Runtime, tools: readon
         outputSchema: tool.output,
         annotations: { title: tool.title, ...tool.annotations },
       },
-      (args: unknown, extra: Extra) => runTool(tool, args, runtime, extra),
+      (args: unknown, extra: Extra) => runTool(tool, args, runtime, extra, server.server),
     );
   }
 }

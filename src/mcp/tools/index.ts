@@ -4,6 +4,7 @@ import { rlListEnvironments } from './rl_list_environments.js';
 import { rlSelectEnvironment } from './rl_select_environment.js';
 import { rlGetCurrentConfig } from './rl_get_current_config.js';
 import { rlEditConfig } from './rl_edit_config.js';
+import { rlEstimateCost } from './rl_estimate_cost.js';
 import { rlStartTraining } from './rl_start_training.js';
 import { rlCheckStatus } from './rl_check_status.js';
 import { rlWaitForRun } from './rl_wait_for_run.js';
@@ -14,4 +15,4 @@ import { rlCompareRuns } from './rl_compare_runs.js';
 import { rlTestInference } from './rl_test_inference.js';
 import { rlDoctor } from './rl_doctor.js';
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlTestInference, rlDoctor];
+export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlEstimateCost, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlTestInference, rlDoctor];

@@ -1,6 +1,7 @@
 /** rl_check_status: a run's status, processes, progress and weights, rate limited per run (Hermes tool 6). */
 import { z } from 'zod';
 import { statusWithMetrics } from '../../app/reports.js';
+import { runCostSchema } from './costSchemas.js';
 import { defineTool } from './define.js';
 import { healthSchema, perProcess, processLogs, processLogUris, runIdInput, runStatus } from './runSchemas.js';
 
@@ -48,6 +49,7 @@ export const rlCheckStatus = defineTool({
     error: z.string().optional(),
     log_tail: z.string().optional().describe('Last lines of the log of the process at fault (secrets redacted)'),
     notes: z.array(z.string()).optional(),
+    cost: runCostSchema.optional(),
     metrics: z
       .object({ step: wandbNumber, reward_mean: wandbNumber, loss: wandbNumber, percent_correct: wandbNumber, eval_percent_correct: wandbNumber, state: z.string().nullable() })
       .optional()

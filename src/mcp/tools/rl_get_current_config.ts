@@ -1,5 +1,7 @@
 /** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
 import { z } from 'zod';
+import { costEstimate } from '../../app/costs.js';
+import { estimateSchema } from './costSchemas.js';
 import { defineTool } from './define.js';
 
 const field = z.object({
@@ -27,12 +29,14 @@ export const rlGetCurrentConfig = defineTool({
     configurable_fields: z.array(field),
     locked_fields: z.array(field.extend({ locked_value: z.unknown() })),
     wandb_project: z.string(),
+    cost_estimate: estimateSchema.describe('What a run of this config would cost (as rl_estimate_cost answers)'),
     tip: z.string(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(_args, { runtime, signal }) {
     const { selection } = runtime;
-    const { environment, selectedAt, introspection, wandbProject } = await selection.verified(signal);
+    const selected = await selection.verified(signal);
+    const { environment, selectedAt, introspection, wandbProject } = selected;
     const { editable, locked } = selection.describe();
     return {
       environment: environment.name,
@@ -41,6 +45,7 @@ export const rlGetCurrentConfig = defineTool({
       configurable_fields: editable,
       locked_fields: locked,
       wandb_project: wandbProject,
+      cost_estimate: costEstimate(runtime, selected),
       tip: 'Use rl_edit_config(field, value) to change any configurable field; wandb_project sets the W&B project of the run.',
     };
   },

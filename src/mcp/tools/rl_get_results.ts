@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { runResults } from '../../app/reports.js';
 import { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from '../../domain/wandb/reader.js';
+import { runCostSchema } from './costSchemas.js';
 import { defineTool } from './define.js';
 import { runIdInput, runStatus } from './runSchemas.js';
 
@@ -39,6 +40,7 @@ export const rlGetResults = defineTool({
     }),
     outcome: z.object({ status: runStatus, reason: z.string() }),
     progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional(),
+    cost: runCostSchema.optional(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   handler: ({ run_id, samples }, { runtime, signal }) => runResults(runtime, run_id, samples, signal),

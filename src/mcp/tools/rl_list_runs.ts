@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { MAX_PAGE, STATUS_FILTERS } from '../../domain/runs/listing.js';
 import { defineTool } from './define.js';
 import { healthSchema, listedRunFields } from './runSchemas.js';
+import { listedCostSchema } from './costSchemas.js';
 
 export const rlListRuns = defineTool({
   name: 'rl_list_runs',
@@ -27,6 +28,7 @@ export const rlListRuns = defineTool({
         wandb_run_name: z.string().nullable(),
         ended_at: z.string().nullable(),
         health: healthSchema.optional().describe('As in rl_check_status, with only the main reason (rl_check_status gives them all)'),
+        cost: listedCostSchema.optional(),
       }),
     ),
     count: z.number().int().describe('Runs on this page'),

@@ -3,7 +3,10 @@ import { z } from 'zod';
 import type { JsonValue } from '../../core/json.js';
 import { runLogUris } from '../../core/resourceUris.js';
 import type { SelectedConfig } from '../../domain/config/selectionStore.js';
-import { defineTool } from './define.js';
+import { confirmationQuestion, estimateAnswer } from '../../app/costs.js';
+import { UserError } from '../../core/errors.js';
+import { estimateSchema } from './costSchemas.js';
+import { defineTool, type ToolContext } from './define.js';
 import { configValue } from './rl_edit_config.js';
 import { environmentName } from './rl_select_environment.js';
 import { processLogs, processLogUris } from './runSchemas.js';
@@ -16,6 +19,24 @@ function basis(source: (typeof CONFIG_SOURCES)[number], config: SelectedConfig, 
   const from = source.startsWith('environment') ? `${environment.name}'s config_init() values, as a fresh selection has them` : `the saved selection (${environment.name}, selected at ${selectedAt})`;
   const set = Object.keys(overrides).length > 0 ? ` with ${Object.keys(overrides).join(', ')} set for this run only` : '';
   return `Config: ${from}${set}${source === 'selection' ? '' : '; the saved selection is unchanged'}.`;
+}
+
+/**
+ * Over RL_CONFIRM_ABOVE_USD, a client that can be asked asks the user first; a refusal over
+ * budget comes before the question. A client that cannot be asked starts as before.
+ */
+async function confirmSpending(ctx: ToolContext, selection: Parameters<ToolContext['runtime']['runs']['estimate']>[0]): Promise<void> {
+  const { runtime } = ctx;
+  const { estimate, refusal } = runtime.runs.estimate(selection);
+  if (refusal) throw refusal;
+  const question = confirmationQuestion(runtime.settings, estimate, selection.environment.name);
+  if (question === undefined) return;
+  const answer = await ctx.confirm(question);
+  if (answer === 'accept' || answer === 'unsupported') return;
+  throw new UserError(`Not started: the user ${answer === 'decline' ? 'declined' : 'did not confirm'} the cost. Nothing was started or written.`, {
+    started: false,
+    cost_estimate: estimateAnswer(runtime.settings, estimate),
+  });
 }
 
 function every(seconds: number): string {
@@ -36,7 +57,8 @@ export const rlStartTraining = defineTool({
     'specified run and a sweep is one call per value. `config` values are checked as rl_edit_config checks them. Refuses with the fix when the run ' +
     'would fail or stall (no environment selected, missing TINKER_API_KEY/WANDB_API_KEY, Python < 3.11, no tinker-atropos install, an ' +
     'environment that cannot train on Tinker, a port in use, RL_MAX_CONCURRENT_RUNS runs active). Several runs may train at once, each on its own ' +
-    'ports. Then follow it with rl_check_status(run_id) or rl_wait_for_run.',
+    'ports. Answers cost_estimate (an estimate, as rl_estimate_cost); refused over RL_MAX_RUN_COST_USD or what RL_MAX_TOTAL_COST_USD leaves; above ' +
+    'RL_CONFIRM_ABOVE_USD a client supporting elicitation is asked to confirm first. Then follow it with rl_check_status(run_id) or rl_wait_for_run.',
   input: z
     .object({
       environment: environmentName.optional().describe("Train this environment (a name from rl_list_environments), from its config_init() values, instead of the saved selection's"),
@@ -62,14 +84,17 @@ export const rlStartTraining = defineTool({
     config_path: z.string(),
     logs: processLogs,
     log_uris: processLogUris,
+    cost_estimate: estimateSchema.describe('What this run will cost, estimated at its start; rl_check_status reports spend so far'),
     message: z.string(),
   }),
   // Not idempotent: each call starts (and bills) a new run. Open world: it drives the paid Tinker service.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  async handler(args, { runtime, signal }) {
+  async handler(args, ctx) {
+    const { runtime, signal } = ctx;
     const request = { ...args, config: args.config as Record<string, JsonValue> | undefined };
     const selected = await runtime.selection.forRun(request, signal);
-    const { record, config } = await runtime.runs.start(selected.config, signal);
+    await confirmSpending(ctx, selected.config);
+    const { record, config, estimate } = await runtime.runs.start(selected.config, signal);
     const id = record.run_id;
     const source = `${args.environment !== undefined ? 'environment' : 'selection'}${args.config !== undefined ? '+config' : ''}` as const;
     return {
@@ -86,6 +111,7 @@ export const rlStartTraining = defineTool({
       config_path: record.config_path,
       logs: record.logs,
       log_uris: runLogUris(id),
+      cost_estimate: estimateAnswer(runtime.settings, estimate),
       message: [
         `Training starting. Use rl_check_status('${id}') to monitor (${every(runtime.settings.statusMinIntervalSeconds)}; it is rate limited per run).`,
         `Stop it with rl_stop_training('${id}').`,

@@ -64,6 +64,15 @@ const modelResult = z.object({
   stderr_tail: z.string().optional(),
   exit_code: z.number().nullable().optional(),
   timed_out: z.boolean().optional(),
+  rollout_tokens: z
+    .object({
+      source: z.string().describe('tokens/masks: counted by the environment\'s tokenizer; chars/4: from the messages at 4 characters per token'),
+      rollouts: z.number(),
+      prompt_tokens: z.object({ mean: z.number(), max: z.number() }),
+      completion_tokens: z.object({ mean: z.number(), p25: z.number(), max: z.number() }),
+    })
+    .optional()
+    .describe('Measured tokens per rollout: what rl_estimate_cost uses for this environment'),
 });
 
 const output = z.object({

@@ -1,0 +1,51 @@
+/**
+ * The budgets, as decisions: a start is refused when the figure it is held to (expected, else the
+ * high bound) exceeds RL_MAX_RUN_COST_USD, or what RL_MAX_TOTAL_COST_USD leaves after the active
+ * runs' own figures (each counted at its expected total, or its spend so far when that is more);
+ * a running run is stopped once its spend reaches its budget. Pure.
+ */
+import { UserError } from '../../core/errors.js';
+import type { CostSettings } from '../../core/settings.js';
+import { budgetFigure, type RunEstimate } from './estimate.js';
+
+/** What an active run is counted for against the total budget. */
+export interface Committed {
+  run_id: string;
+  usd: number;
+}
+
+const money = (x: number): string => `$${Math.round(x * 100) / 100}`;
+
+/** The refusal of a start over budget, with the figures; undefined when it fits or no budget is set. */
+export function budgetRefusal(estimate: RunEstimate, cost: Pick<CostSettings, 'maxRunUsd' | 'maxTotalUsd'>, active: readonly Committed[]): UserError | undefined {
+  const { maxRunUsd, maxTotalUsd } = cost;
+  if (maxRunUsd === undefined && maxTotalUsd === undefined) return undefined;
+  const figure = budgetFigure(estimate);
+  if (figure === undefined) {
+    return new UserError(`Cannot check the budget: ${estimate.unknown[0]}. A budget is set, so a run of unknown cost is not started.`, { model: estimate.model });
+  }
+  const which = estimate.total_usd.expected ? 'expected' : 'high (no inference test measured this environment: run rl_test_inference for an expected figure)';
+  const figures = { estimate_usd: figure.usd, figure: which, basis: figure.basis };
+  if (maxRunUsd !== undefined && figure.usd > maxRunUsd) {
+    return new UserError(`Refused: this run's ${which} cost estimate is ${money(figure.usd)}, over RL_MAX_RUN_COST_USD=${money(maxRunUsd)}. Lower total_steps (locked: ask the operator), batch_size or group_size, or have the operator raise the budget.`, { ...figures, budget_usd: maxRunUsd });
+  }
+  if (maxTotalUsd !== undefined) {
+    const committed = active.reduce((n, r) => n + r.usd, 0);
+    const left = Math.max(0, maxTotalUsd - committed);
+    if (figure.usd > left) {
+      return new UserError(`Refused: this run's ${which} cost estimate is ${money(figure.usd)}, but RL_MAX_TOTAL_COST_USD=${money(maxTotalUsd)} leaves ${money(left)} after the ${active.length} active runs (estimated ${money(committed)}). Wait for a run to end, stop one, or lower this run's size.`, {
+        ...figures,
+        total_budget_usd: maxTotalUsd,
+        left_usd: Math.round(left * 10_000) / 10_000,
+        active_runs: active.map((r) => ({ run_id: r.run_id, estimate_usd: r.usd })),
+      });
+    }
+  }
+  return undefined;
+}
+
+/** The reason a running run must stop, once its spend reached its budget. */
+export function budgetReached(spentUsd: number, budgetUsd: number | undefined): string | undefined {
+  if (budgetUsd === undefined || spentUsd < budgetUsd) return undefined;
+  return `budget reached: estimated spend ${money(spentUsd)} reached RL_MAX_RUN_COST_USD=${money(budgetUsd)} (an estimate from steps done; the latest checkpoint is kept)`;
+}

@@ -1,0 +1,84 @@
+/**
+ * Spend so far: trainer steps completed times the dollars of a step, with the lengths of the
+ * batches the trainer really took (its temp.json) where the supervisor saw some, else the plan's
+ * per-step figure; training counted for the sequences the trainer says it trained (`Got N Datum
+ * objects`: groups with all-equal scores are skipped), else batch_size per step. Pure; an
+ * estimate, never a charge.
+ */
+import { budgetFigure, GENERAL_UNKNOWNS, type RunEstimate, type Scenario, type ScenarioLengths, stepTokens, tokensUsd } from './estimate.js';
+import type { ModelPrice } from '../../core/settings.js';
+
+/** What run.json keeps of the estimate at start: enough to count spend without the price table. */
+export interface CostPlan {
+  estimate: true;
+  model: string;
+  total_steps: number;
+  batch_size: number;
+  group_size: number;
+  total_usd: Partial<Record<Scenario, number>>;
+  /** The rates at start; absent when the model had no price. */
+  price?: ModelPrice;
+  /** The scenario spend is counted in when no batch was seen (expected, else high), its prompt and completion tokens. */
+  spend_scenario?: 'expected' | 'high';
+  lengths?: ScenarioLengths;
+  /** What this run's figures cannot know (beyond what every estimate cannot). */
+  unknown: string[];
+  /** RL_MAX_RUN_COST_USD when the run started. */
+  budget_usd?: number;
+}
+
+/** What the run has done, as its record says. */
+export interface RunProgress {
+  steps: number;
+  /** Sequences trained in those steps, when the trainer log said. */
+  sequences?: number;
+  /** Tokens of the batches seen: sequences and their prompt and completion tokens, summed. */
+  batches?: { batches: number; sequences: number; prompt_tokens: number; completion_tokens: number };
+  total_steps?: number;
+}
+
+export interface Spend {
+  spent_usd: number;
+  remaining_usd: number;
+  basis: string;
+}
+
+const round4 = (x: number): number => Math.round(x * 10_000) / 10_000;
+
+export function planOf(estimate: RunEstimate, budgetUsd: number | undefined, price: ModelPrice | undefined, lengths: ScenarioLengths | undefined): CostPlan {
+  const totals = Object.fromEntries(Object.entries(estimate.total_usd).map(([k, f]) => [k, f.usd])) as Partial<Record<Scenario, number>>;
+  const figure = budgetFigure(estimate);
+  const { model, total_steps, batch_size, group_size } = estimate.shape;
+  return {
+    estimate: true,
+    model,
+    total_steps,
+    batch_size,
+    group_size,
+    total_usd: totals,
+    ...(price && figure && lengths ? { price, spend_scenario: estimate.total_usd.expected ? ('expected' as const) : ('high' as const), lengths } : {}),
+    unknown: estimate.unknown.filter((u) => !GENERAL_UNKNOWNS.includes(u)),
+    ...(budgetUsd !== undefined ? { budget_usd: budgetUsd } : {}),
+  };
+}
+
+/** Dollars spent and the estimate for the rest; undefined when the plan has no price. */
+export function spendOf(plan: CostPlan, done: RunProgress): Spend | undefined {
+  const { price, lengths } = plan;
+  if (price === undefined || lengths === undefined) return undefined;
+  const seen = done.batches !== undefined && done.batches.sequences > 0 ? done.batches : undefined;
+  const prompt = seen ? seen.prompt_tokens / seen.sequences : lengths.prompt;
+  const completion = seen ? seen.completion_tokens / seen.sequences : lengths.completion;
+  const trainedLength = seen ? prompt + completion : lengths.trained;
+  const inference = stepTokens(plan, prompt, completion, trainedLength);
+  const perStep = tokensUsd(inference, price);
+  const trained = done.sequences ?? done.steps * plan.batch_size;
+  const spent = done.steps * tokensUsd({ ...inference, train: 0 }, price) + tokensUsd({ prefill: 0, sample: 0, train: trained * trainedLength }, price);
+  const lengthsFrom = seen ? `mean lengths of ${seen.batches} batches the trainer took (${round4(prompt)} prompt + ${round4(completion)} completion tokens)` : `the ${plan.spend_scenario} lengths at start`;
+  const counted = done.sequences !== undefined ? `${done.sequences} sequences trained (trainer log)` : `${plan.batch_size} sequences per step`;
+  return {
+    spent_usd: round4(spent),
+    remaining_usd: round4(Math.max(0, (done.total_steps ?? plan.total_steps) - done.steps) * perStep),
+    basis: `estimate: ${done.steps} steps done (trainer log) x $${round4(perStep)}/step from ${lengthsFrom}, training counted for ${counted}; the rest at the same rate`,
+  };
+}

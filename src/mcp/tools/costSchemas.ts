@@ -1,0 +1,43 @@
+/** Schema pieces of the cost estimates (rl_estimate_cost, rl_start_training, rl_get_current_config, rl_check_status, rl_list_runs, rl_get_results). */
+import { z } from 'zod';
+
+const totals = z.object({ low: z.number().optional(), expected: z.number().optional(), high: z.number().optional() });
+
+/** A run's spend so far and the rest: `cost` of rl_check_status and rl_get_results. */
+export const runCostSchema = z
+  .object({
+    estimate: z.literal(true),
+    basis: z.string().describe('How spent_usd was counted (steps done x dollars per step, from which figures)'),
+    spent_usd: z.number().optional().describe('Estimated dollars spent so far; absent when the model has no price'),
+    remaining_usd: z.number().optional().describe('Estimated dollars for the steps left'),
+    total_usd: totals.describe('The whole run as estimated at its start'),
+    budget_usd: z.number().optional().describe('RL_MAX_RUN_COST_USD at start: the run is stopped once spent_usd reaches it'),
+    unknown: z.array(z.string()),
+    price_source: z.object({ source: z.string(), date: z.string() }).optional(),
+  })
+  .describe('An ESTIMATE of what the run costs on Tinker (Tinker reports tokens, not dollars), each figure saying from what');
+
+export const listedCostSchema = z
+  .object({ spent_usd: z.number(), expected_total_usd: z.number(), basis: z.string() })
+  .describe('Estimated dollars spent so far and for the whole run (rl_check_status has the detail)');
+
+const figure = z.object({ usd: z.number(), per_step_usd: z.number(), basis: z.string().describe('Where the figure comes from') });
+
+/** A run's estimate before it starts. */
+export const estimateSchema = z
+  .object({
+    estimate: z.literal(true),
+    model: z.string().describe('The Tinker base model priced'),
+    shape: z.object({ model: z.string(), total_steps: z.number(), batch_size: z.number(), group_size: z.number(), max_token_length: z.number() }),
+    total_usd: z
+      .object({ low: figure.optional(), expected: figure.optional(), high: figure.optional() })
+      .describe('Dollars for the whole run: low and expected from the measured rollout lengths, high with completions at max_token_length; empty without a price'),
+    price_source: z.object({ source: z.string(), as_of: z.string() }).optional(),
+    assumptions: z.array(z.string()),
+    unknown: z.array(z.string()).describe('What the estimate cannot know'),
+    budget: z
+      .object({ fits: z.boolean(), max_run_usd: z.number().optional(), max_total_usd: z.number().optional(), refusal: z.string().optional() })
+      .optional()
+      .describe('Whether a start now fits RL_MAX_RUN_COST_USD and RL_MAX_TOTAL_COST_USD'),
+  })
+  .describe('An ESTIMATE of what the run will cost on Tinker, each figure with its basis');

@@ -1,0 +1,127 @@
+/**
+ * Cost through the MCP client, with our own processes running for real: a smoke test's measured
+ * lengths give rl_estimate_cost's figures; a run whose rollouts cost more than its smoke test said
+ * is stopped at its budget with nothing left running; a start over the total budget is refused; a
+ * client that can be asked confirms (or not) before a start over RL_CONFIRM_ABOVE_USD.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { saveMeasuredRollouts } from '../src/domain/cost/lengthStore.js';
+import { connectInMemory } from './helpers/client.js';
+import { KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
+import { leftovers, record, runServer, waitForRun } from './helpers/runs.js';
+
+const TODAY = new Date().toISOString().slice(0, 10);
+
+test('a smoke test measures tokens per rollout; rl_estimate_cost gives the hand-calculated figures from them', async () => {
+  const endpoint = await startEndpoint({ 'qwen/qwen3-8b': { mode: 'half' } });
+  const h = await connectInMemory({ OPENROUTER_API_KEY: KEY });
+  await selectGsm8k(h);
+  const before = await h.call('rl_estimate_cost');
+  assert.deepEqual(Object.keys(before.json.total_usd), ['high'], 'no smoke test yet: only the bound');
+  const smoke = await h.call('rl_test_inference', { base_url: endpoint.baseUrl, models: ['qwen/qwen3-8b'], num_steps: 2, group_size: 4, wait_seconds: 280 });
+  assert.equal(smoke.isError, false, JSON.stringify(smoke.json));
+  const model = smoke.json.models_tested[0];
+  // Counted by hand from the JSONL the environment wrote: prompt = tokens masked -100.
+  const prompts: number[] = [];
+  const completions: number[] = [];
+  for (const line of readFileSync(model.output_file, 'utf8').split('\n').filter(Boolean)) {
+    const group = JSON.parse(line) as { tokens: number[][]; masks: number[][] };
+    group.tokens.forEach((tokens, i) => {
+      const prompt = group.masks[i]!.filter((m) => m === -100).length;
+      prompts.push(prompt);
+      completions.push(tokens.length - prompt);
+    });
+  }
+  const mean = (v: number[]): number => Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10;
+  assert.equal(model.rollout_tokens.source, 'tokens/masks');
+  assert.equal(model.rollout_tokens.rollouts, 8);
+  assert.deepEqual([model.rollout_tokens.prompt_tokens.mean, model.rollout_tokens.completion_tokens.mean], [mean(prompts), mean(completions)]);
+
+  const estimate = (await h.call('rl_estimate_cost')).json;
+  // The shipped price of Qwen/Qwen3-8B; batch_size 128 and group_size 16 (gsm8k), total_steps 2500 (locked):
+  // per step 8 prompts prefilled, 128 completions sampled, 128 sequences trained.
+  const [P, C] = [mean(prompts), mean(completions)];
+  const perStep = (8 * P * 0.195 + 128 * C * 0.6 + 128 * (P + C) * 0.44) / 1e6;
+  assert.equal(estimate.estimate, true);
+  assert.equal(estimate.model, 'Qwen/Qwen3-8B');
+  assert.ok(Math.abs(estimate.total_usd.expected.usd - perStep * 2500) < 0.001, `${estimate.total_usd.expected.usd} vs ${perStep * 2500}`);
+  assert.match(estimate.total_usd.expected.basis, new RegExp(`^estimate: 2500 steps .* from inference test ${smoke.json.test_id} .*8 rollouts of qwen/qwen3-8b, counted by tokens/masks`));
+  assert.ok(estimate.total_usd.low.usd <= estimate.total_usd.expected.usd && estimate.total_usd.expected.usd < estimate.total_usd.high.usd);
+  const config = (await h.call('rl_get_current_config')).json;
+  assert.deepEqual(config.cost_estimate.total_usd, estimate.total_usd, 'rl_get_current_config carries the same estimate');
+});
+
+test('a run whose rollouts are longer than its smoke test said is stopped at its budget, its weights kept, nothing left running', async (t) => {
+  const prices = { 'Qwen/Qwen3-8B': { prefill: 0, sample: 1, train: 0, as_of: TODAY, source: 'test' } };
+  const h = await runServer(t, { lockedEnv: { total_steps: 50 }, config: { prices }, env: { RL_MAX_RUN_COST_USD: '0.35' } });
+  // A smoke test that saw 10-token completions: expected 50 x 128 x 10 x $1 / 1e6 = $0.064, under the budget.
+  const tiny = { prompt_tokens: { mean: 10, max: 10 }, completion_tokens: { mean: 10, p25: 10, max: 10 } };
+  saveMeasuredRollouts(h.home, { environment: 'gsm8k', test_id: 'feedf00d', measured_at: new Date().toISOString(), models: { 'qwen/qwen3-8b': { source: 'tokens/masks', rollouts: 16, ...tiny } } });
+  // The trainer really samples ~1100-character answers (one token per character in the fakes).
+  h.install.trainerControl({ step_seconds: 2, chat_answer: `${'Let me think. '.repeat(80)}#### 42` });
+  const started = await h.call('rl_start_training');
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  assert.equal(started.json.cost_estimate.total_usd.expected.usd, 0.064);
+  const id = started.json.run_id as string;
+
+  const stopped = await waitForRun(h, id, 'stopped at its budget', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 120);
+  assert.match(stopped.error!, /^budget reached: estimated spend \$[\d.]+ reached RL_MAX_RUN_COST_USD=\$0\.35/);
+  const seen = stopped.observed!.batch_tokens!;
+  const perStep = (128 * (seen.completion_tokens / seen.sequences)) / 1e6;
+  const k = Math.ceil(0.35 / perStep);
+  const steps = stopped.observed!.steps_completed;
+  assert.ok(steps >= k && steps <= k + 2, `stopped after ${steps} steps; the budget is crossed at step ${k}`);
+  assert.deepEqual(leftovers([h.install.root, h.home]), []);
+
+  const results = (await h.call('rl_get_results', { run_id: id })).json;
+  assert.match(results.outcome.reason, /^Stopped \(budget reached/);
+  assert.match(results.weights.latest, /^tinker:\/\/.*step_\d+$/);
+  assert.ok(results.cost.spent_usd >= 0.35 && results.cost.estimate === true, JSON.stringify(results.cost));
+  assert.match(results.cost.basis, /mean lengths of \d+ batches the trainer took/);
+  const status = (await h.call('rl_check_status', { run_id: id })).json;
+  assert.equal(status.cost.budget_usd, 0.35);
+  const listed = (await h.call('rl_list_runs')).json.runs[0];
+  assert.equal(listed.cost.spent_usd, status.cost.spent_usd);
+  assert.match(listed.cost.basis, /^estimate/);
+});
+
+test('a start over what RL_MAX_TOTAL_COST_USD leaves is refused with the figures, and nothing is started', async (t) => {
+  const h = await runServer(t, { env: { RL_MAX_TOTAL_COST_USD: '1' } });
+  const refused = await h.call('rl_start_training');
+  assert.equal(refused.isError, true);
+  assert.match(refused.json.error, /high .*cost estimate is \$[\d.]+, but RL_MAX_TOTAL_COST_USD=\$1 leaves \$1 after the 0 active runs/);
+  assert.ok(refused.json.estimate_usd > 1);
+  assert.equal((await h.call('rl_list_runs')).json.total, 0);
+});
+
+test('over RL_CONFIRM_ABOVE_USD: a client that declines starts nothing, one that accepts starts the run, one that cannot be asked starts it directly', async (t) => {
+  const asking = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0' }, clientCapabilities: { elicitation: {} } });
+  const questions: string[] = [];
+  let reply: 'decline' | 'accept' = 'decline';
+  asking.client.setRequestHandler(ElicitRequestSchema, (request) => {
+    questions.push(request.params.message);
+    return reply === 'accept' ? { action: 'accept', content: { start: true } } : { action: 'decline' };
+  });
+  const declined = await asking.call('rl_start_training');
+  assert.equal(declined.isError, true);
+  assert.match(declined.json.error, /^Not started: the user declined the cost/);
+  assert.equal(declined.json.started, false);
+  assert.match(questions[0]!, /^Start training gsm8k on Qwen\/Qwen3-8B\? This is an estimated high-bound cost of \$[\d.]+ .*These are estimates, not charges\.$/);
+  assert.equal((await asking.call('rl_list_runs')).json.total, 0, 'no run was created');
+
+  reply = 'accept';
+  const accepted = await asking.call('rl_start_training');
+  assert.equal(accepted.isError, false, JSON.stringify(accepted.json));
+  assert.equal(questions.length, 2);
+  await asking.call('rl_stop_training', { run_id: accepted.json.run_id });
+
+  const plain = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0' } });
+  const direct = await plain.call('rl_start_training');
+  assert.equal(direct.isError, false, JSON.stringify(direct.json));
+  assert.equal(direct.json.cost_estimate.estimate, true);
+  await plain.call('rl_stop_training', { run_id: direct.json.run_id });
+  assert.equal(record(plain, direct.json.run_id).status, 'stopped');
+});

@@ -10,6 +10,7 @@ import type { WandbResults, WandbStatus } from '../domain/wandb/reader.js';
 import type { StatusAnswer } from '../domain/runs/answers.js';
 import { isDamaged, type RunRecord, type RunStatus } from '../domain/runs/record.js';
 import { readTrainerLog, type TrainerLogSummary } from '../domain/runs/trainerLog.js';
+import type { EvaluationListing } from '../domain/evaluation/registry.js';
 
 /** A long run saves a checkpoint per step: list the newest few, count the rest. */
 const LISTED_CHECKPOINTS = 10;
@@ -40,6 +41,8 @@ export type RunResults = {
   weights: RunWeights;
   outcome: RunOutcome;
   progress?: { step: number; total_steps: number };
+  /** rl_evaluate's evaluations of this run, newest first. */
+  evaluations?: EvaluationListing[];
 } & WandbResults;
 
 function record(runtime: Runtime, runId: string): RunRecord {
@@ -92,8 +95,9 @@ export async function statusWithMetrics(runtime: Runtime, runId: string, signal?
 /** rl_get_results: outcome, weights and W&B metrics for a run, finished or not. */
 export async function runResults(runtime: Runtime, runId: string, samples: number, signal?: AbortSignal): Promise<RunResults> {
   const run = record(runtime, runId);
-  const [trainer, wandb] = await Promise.all([
+  const [trainer, evaluations, wandb] = await Promise.all([
     readTrainerLog(run.logs.trainer),
+    runtime.evaluations.ofRun(run.run_id),
     run.use_wandb ? runtime.wandb.results(run, { samples }, signal) : Promise.resolve<WandbResults>({ wandb_error: WANDB_OFF }),
   ]);
   return {
@@ -106,5 +110,6 @@ export async function runResults(runtime: Runtime, runId: string, samples: numbe
     weights: weights(trainer),
     outcome: describeOutcome(run, trainer),
     ...(trainer.total_steps !== undefined ? { progress: { step: trainer.steps_completed, total_steps: trainer.total_steps } } : {}),
+    ...(evaluations.length ? { evaluations } : {}),
   };
 }

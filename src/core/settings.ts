@@ -83,6 +83,8 @@ export interface Settings {
   secrets: Secrets;
   /** `timeoutSeconds`: what one W&B lookup (all its requests and retries) may take. */
   wandb: { entity?: string; project: string; baseUrl: string; timeoutSeconds: number };
+  /** TINKER_OAI_BASE_URL: Tinker's OpenAI-compatible endpoint, serving base models and sampler checkpoints (key: TINKER_API_KEY). */
+  tinkerOaiBaseUrl: string;
   logLevel: string;
   locked: LockedValues;
   /** Where the values came from, for messages: the config file path if any. */

@@ -42,6 +42,7 @@ const KNOWN_KEYS = [
   'WANDB_ENTITY',
   'WANDB_PROJECT',
   'WANDB_BASE_URL',
+  'TINKER_OAI_BASE_URL',
   'RL_WANDB_TIMEOUT_SECONDS',
   'LOG_LEVEL',
 ] as const;
@@ -247,6 +248,14 @@ function wandbBaseUrl(src: SettingSource): string {
   return baseUrl;
 }
 
+export const DEFAULT_TINKER_OAI_BASE_URL = 'https://tinker.thinkingmachines.dev/services/tinker-prod/oai/api/v1';
+
+function tinkerOaiBaseUrl(src: SettingSource): string {
+  const url = (src.get('TINKER_OAI_BASE_URL') ?? DEFAULT_TINKER_OAI_BASE_URL).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]+/.test(url)) throw new SettingsError(`TINKER_OAI_BASE_URL=${url} is not an http(s) URL`);
+  return url;
+}
+
 /** The defaults, overridden by the file's `locked` sections, minus its `unlocked` fields. */
 function lockedValues(src: SettingSource): LockedValues {
   const locked = defaultLockedValues();
@@ -336,6 +345,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
       baseUrl,
       timeoutSeconds: seconds(src, 'RL_WANDB_TIMEOUT_SECONDS', '20', 1),
     },
+    tinkerOaiBaseUrl: tinkerOaiBaseUrl(src),
     logLevel: level,
     locked,
     configFile: src.configFile,

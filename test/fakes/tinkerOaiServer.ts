@@ -4,8 +4,9 @@
  * base models by their Tinker ids and sampler checkpoints `tinker://.../sampler_weights/<name>`
  * (also as `<base model>;<path>`), a checkpoint that was never saved answering 404
  * model_not_found. Each model has a quality: the chance a choice is right, decided by a hash of
- * the question and the choice index, so the same item gets the same answer from two models of
- * equal quality, and every run of a test sees the same answers. Responses carry `usage`.
+ * the question and how many choices this model already gave for it (a sampler asking n=1 n times
+ * gets n different draws), so the same item gets the same answers from two models of equal
+ * quality, and every run of a test sees the same answers. Responses carry `usage`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,7 @@ import type { ChatMessage } from './openaiServer.js';
 
 export interface TinkerOaiOptions {
   apiKey: string;
-  /** Base-model ids and their quality (0..1). */
+  /** Base-model ids and their quality (0..1), read at each request. */
   baseModels: Record<string, number>;
   /** A checkpoint path's quality, or undefined when no such checkpoint was saved. */
   checkpoint: (path: string) => number | undefined;
@@ -38,14 +39,19 @@ export interface FakeTinkerOai {
   close(): Promise<void>;
 }
 
-/** FNV-1a of a string, as a fraction in [0, 1). */
+/** FNV-1a of a string with murmur3's finalizer (texts differing in their last character land far apart), as a fraction in [0, 1). */
 function unitHash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return h / 4294967296;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35) >>> 0;
+  h ^= h >>> 16;
+  return (h >>> 0) / 4294967296;
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -73,6 +79,7 @@ function answerText(correct: boolean, answer: string | undefined): string {
 
 export async function startFakeTinkerOai(opts: TinkerOaiOptions): Promise<FakeTinkerOai> {
   const requests: TinkerRequest[] = [];
+  const drawn = new Map<string, number>();
   const quality = (model: string): number | undefined => {
     const path = model.includes(';tinker://') ? model.slice(model.indexOf(';') + 1) : model;
     return path.startsWith('tinker://') ? opts.checkpoint(path) : opts.baseModels[model];
@@ -103,7 +110,9 @@ export async function startFakeTinkerOai(opts: TinkerOaiOptions): Promise<FakeTi
       record(200);
       const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
       const answer = opts.solve(messages);
-      const texts = Array.from({ length: n }, (_, i) => answerText(unitHash(`${question}#${i}`) < q, answer));
+      const first = drawn.get(`${model}\n${question}`) ?? 0;
+      drawn.set(`${model}\n${question}`, first + n);
+      const texts = Array.from({ length: n }, (_, i) => answerText(unitHash(`${question}#${first + i}`) < q, answer));
       const usage = { prompt_tokens: 60, completion_tokens: 30 * n, total_tokens: 60 + 30 * n };
       const created = Math.floor(Date.now() / 1000);
       if (!chat) return send(res, 200, { id: `cmpl-${requests.length}`, object: 'text_completion', created, model, choices: texts.map((text, index) => ({ index, text, finish_reason: 'stop' })), usage });

@@ -242,17 +242,11 @@ function logLevel(src: SettingSource): string {
   return level;
 }
 
-function wandbBaseUrl(src: SettingSource): string {
-  const baseUrl = (src.get('WANDB_BASE_URL') ?? 'https://api.wandb.ai').replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/]+/.test(baseUrl)) throw new SettingsError(`WANDB_BASE_URL=${baseUrl} is not an http(s) URL`);
-  return baseUrl;
-}
-
 export const DEFAULT_TINKER_OAI_BASE_URL = 'https://tinker.thinkingmachines.dev/services/tinker-prod/oai/api/v1';
 
-function tinkerOaiBaseUrl(src: SettingSource): string {
-  const url = (src.get('TINKER_OAI_BASE_URL') ?? DEFAULT_TINKER_OAI_BASE_URL).replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/]+/.test(url)) throw new SettingsError(`TINKER_OAI_BASE_URL=${url} is not an http(s) URL`);
+function httpUrl(src: SettingSource, key: Key, fallback: string): string {
+  const url = (src.get(key) ?? fallback).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]+/.test(url)) throw new SettingsError(`${key}=${url} is not an http(s) URL`);
   return url;
 }
 
@@ -322,7 +316,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   const home = rlHome(src);
   const { apiPort, inferencePort } = ports(src);
   const level = logLevel(src);
-  const baseUrl = wandbBaseUrl(src);
+  const baseUrl = httpUrl(src, 'WANDB_BASE_URL', 'https://api.wandb.ai');
   const locked = lockedValues(src);
   return {
     root,
@@ -345,7 +339,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
       baseUrl,
       timeoutSeconds: seconds(src, 'RL_WANDB_TIMEOUT_SECONDS', '20', 1),
     },
-    tinkerOaiBaseUrl: tinkerOaiBaseUrl(src),
+    tinkerOaiBaseUrl: httpUrl(src, 'TINKER_OAI_BASE_URL', DEFAULT_TINKER_OAI_BASE_URL),
     logLevel: level,
     locked,
     configFile: src.configFile,

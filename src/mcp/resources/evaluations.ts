@@ -15,6 +15,7 @@ export function evaluationFileResource(ctx: ResourceContext): ResourceKind {
     root: evaluationsRoot(ctx.runtime.settings.home),
     idVariable: 'eval_id',
     what: 'evaluation',
+    oneJob: 'an evaluation',
     uri: evaluationFileUri,
     listPrefix: 'evaluations',
     notFoundHint: 'Start one with rl_evaluate, or see resources/list for recent evaluations.',

@@ -32,8 +32,9 @@ export interface JobFilesSpec {
   root: string;
   /** The URI variable naming the job, e.g. `test_id`. */
   idVariable: string;
-  /** How messages name a job, e.g. `inference test`. */
+  /** How messages name a job, e.g. `inference test`, and one of them, e.g. `a test`. */
   what: string;
+  oneJob: string;
   uri: (id: string, file: string, page?: Page) => string;
   /** `resources/list` names: `<listPrefix>/<id>/<file>`. */
   listPrefix: string;
@@ -82,7 +83,7 @@ async function locate(spec: JobFilesSpec, vars: Variables): Promise<TestFile> {
   const file = segments.join('/');
   const mimeType = mimeTypeOf(file);
   if (!mimeType) {
-    throw new UserError(`Refused ${what} file '${file}': only ${Object.keys(MIME_TYPES).join(', ')} files are served.`, { served: Object.keys(MIME_TYPES) });
+    throw new UserError(`Refused ${what} file '${file}': only ${Object.keys(MIME_TYPES).join(', ')} files of ${spec.oneJob} are served.`, { served: Object.keys(MIME_TYPES) });
   }
   const realTest = await realChildDir(root, testId, what);
   if (realTest === undefined) {
@@ -118,6 +119,7 @@ export function inferenceTestFileResource(ctx: ResourceContext): ResourceKind {
     root: inferenceTestsRoot(ctx.runtime.settings.home),
     idVariable: 'test_id',
     what: 'inference test',
+    oneJob: 'a test',
     uri: inferenceTestFileUri,
     listPrefix: 'inference_tests',
     notFoundHint: 'Start one with rl_test_inference, or see resources/list for recent tests.',

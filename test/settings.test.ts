@@ -50,6 +50,7 @@ test('bad values stop with one clear line', () => {
     [{ TINKER_ATROPOS_ROOT: '/does/not/exist' }, /TINKER_ATROPOS_ROOT=\/does\/not\/exist does not exist/],
     [{ RL_MCP_CONFIG: join(cwd, 'missing.yaml') }, /does not exist: create it or unset RL_MCP_CONFIG/],
     [{ WANDB_BASE_URL: 'ftp://x' }, /WANDB_BASE_URL/],
+    [{ TINKER_OAI_BASE_URL: 'tinker.example/oai' }, /TINKER_OAI_BASE_URL=tinker.example\/oai is not an http\(s\) URL/],
   ];
   for (const [env, pattern] of cases) {
     assert.throws(() => loadSettings({ HOME, ...env }, cwd), (err: unknown) => {

@@ -11,6 +11,7 @@ import type { StatusAnswer } from '../domain/runs/answers.js';
 import { isDamaged, type RunRecord, type RunStatus } from '../domain/runs/record.js';
 import { readTrainerLog, type TrainerLogSummary } from '../domain/runs/trainerLog.js';
 import { runCost, type RunCost } from '../domain/runs/runCost.js';
+import type { EvaluationListing } from '../domain/evaluation/registry.js';
 
 /** A long run saves a checkpoint per step: list the newest few, count the rest. */
 const LISTED_CHECKPOINTS = 10;
@@ -42,6 +43,8 @@ export type RunResults = {
   outcome: RunOutcome;
   progress?: { step: number; total_steps: number };
   cost?: RunCost;
+  /** rl_evaluate's evaluations of this run, newest first. */
+  evaluations?: EvaluationListing[];
 } & WandbResults;
 
 function record(runtime: Runtime, runId: string): RunRecord {
@@ -99,8 +102,9 @@ export async function statusWithMetrics(runtime: Runtime, runId: string, signal?
 /** rl_get_results: outcome, weights and W&B metrics for a run, finished or not. */
 export async function runResults(runtime: Runtime, runId: string, samples: number, signal?: AbortSignal): Promise<RunResults> {
   const run = record(runtime, runId);
-  const [trainer, wandb] = await Promise.all([
+  const [trainer, evaluations, wandb] = await Promise.all([
     readTrainerLog(run.logs.trainer),
+    runtime.evaluations.ofRun(run.run_id),
     run.use_wandb ? runtime.wandb.results(run, { samples }, signal) : Promise.resolve<WandbResults>({ wandb_error: WANDB_OFF }),
   ]);
   return {
@@ -114,5 +118,6 @@ export async function runResults(runtime: Runtime, runId: string, samples: numbe
     outcome: describeOutcome(run, trainer),
     ...(trainer.total_steps !== undefined ? { progress: { step: trainer.steps_completed, total_steps: trainer.total_steps } } : {}),
     ...costOf(run),
+    ...(evaluations.length ? { evaluations } : {}),
   };
 }

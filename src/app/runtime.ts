@@ -11,6 +11,7 @@ import { RunManager } from '../domain/runs/manager.js';
 import { ConfigSelection } from '../domain/config/selection.js';
 import { createHome, secretValues, type Settings } from '../core/settings.js';
 import { WandbReader } from '../domain/wandb/reader.js';
+import { Evaluations } from '../domain/evaluation/registry.js';
 
 type Closer = () => Promise<void> | void;
 
@@ -20,6 +21,7 @@ export class Runtime {
   readonly environments: EnvironmentCatalog;
   readonly selection: ConfigSelection;
   readonly inferenceTests: InferenceTests;
+  readonly evaluations: Evaluations;
   readonly wandb: WandbReader;
   readonly runs: RunManager;
   private readonly closers: Closer[] = [];
@@ -38,6 +40,8 @@ export class Runtime {
     this.inferenceTests = new InferenceTests(core);
     // Inference tests die with the server (unlike training runs, which are adopted later).
     this.onClose(() => this.inferenceTests.close());
+    this.evaluations = new Evaluations(core);
+    this.onClose(() => this.evaluations.close());
     this.wandb = new WandbReader(core);
     this.runs = new RunManager(core);
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;

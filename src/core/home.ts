@@ -10,12 +10,14 @@
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/
  *     inference_tests/<test_id>/result.json, <model files>
+ *     evaluations/<eval_id>/result.json, <model files> (samples, logs, the environment's metrics)
  */
 import { join } from 'node:path';
 
 /** Run ids and inference-test ids: 8 lowercase hex characters. */
 export const RUN_ID_PATTERN = /^[0-9a-f]{8}$/;
 export const TEST_ID_PATTERN = /^[0-9a-f]{8}$/;
+export const EVAL_ID_PATTERN = /^[0-9a-f]{8}$/;
 
 /** The three processes of a training run, in start-up order. */
 export const RUN_PROCESSES = ['api', 'trainer', 'env'] as const;
@@ -58,3 +60,7 @@ export const runsRoot = (home: string): string => join(home, 'runs');
 export const startLockPath = (home: string): string => join(runsRoot(home), '.start.lock');
 export const inferenceTestsRoot = (home: string): string => join(home, 'inference_tests');
 export const inferenceTestDir = (home: string, testId: string): string => join(inferenceTestsRoot(home), testId);
+/** Checkpoint evaluations (rl_evaluate): one directory each, its result.json written at the start and at the end. */
+export const evaluationsRoot = (home: string): string => join(home, 'evaluations');
+export const evaluationDir = (home: string, evalId: string): string => join(evaluationsRoot(home), evalId);
+export const EVALUATION_RESULT = 'result.json';

@@ -12,6 +12,7 @@ export const TEMPLATES = {
   runLogPage: 'rl://runs/{run_id}/logs/{process}{?offset,length}',
   environmentSource: 'rl://environments/{name}/source',
   inferenceTestFile: 'rl://inference-tests/{test_id}/{+file}',
+  evaluationFile: 'rl://evaluations/{eval_id}/{+file}',
 } as const;
 
 export interface Page {
@@ -30,6 +31,9 @@ export const runLogUris = (runId: string): Record<RunProcess, string> => ({
   env: runLogUri(runId, 'env'),
 });
 export const environmentSourceUri = (name: string): string => `rl://environments/${encodeURIComponent(name)}/source`;
+const fileUri = (kind: string, id: string, file: string, page?: Page): string =>
+  `rl://${kind}/${encodeURIComponent(id)}/${file.split('/').map(encodeURIComponent).join('/')}${pageQuery(page)}`;
 /** `file` is relative to the test's directory, `/`-separated. */
-export const inferenceTestFileUri = (testId: string, file: string, page?: Page): string =>
-  `rl://inference-tests/${encodeURIComponent(testId)}/${file.split('/').map(encodeURIComponent).join('/')}${pageQuery(page)}`;
+export const inferenceTestFileUri = (testId: string, file: string, page?: Page): string => fileUri('inference-tests', testId, file, page);
+/** `file` is relative to the evaluation's directory, `/`-separated. */
+export const evaluationFileUri = (evalId: string, file: string, page?: Page): string => fileUri('evaluations', evalId, file, page);

@@ -101,6 +101,8 @@ export interface Settings {
   secrets: Secrets;
   /** `timeoutSeconds`: what one W&B lookup (all its requests and retries) may take. */
   wandb: { entity?: string; project: string; baseUrl: string; timeoutSeconds: number };
+  /** TINKER_OAI_BASE_URL: Tinker's OpenAI-compatible endpoint, serving base models and sampler checkpoints (key: TINKER_API_KEY). */
+  tinkerOaiBaseUrl: string;
   logLevel: string;
   locked: LockedValues;
   /** RL_MAX_RUN_COST_USD, RL_MAX_TOTAL_COST_USD, RL_CONFIRM_ABOVE_USD and the price table (defaults + RL_MCP_CONFIG `prices`). */

@@ -24,7 +24,7 @@ const KNOWN_KEYS = [
   'RL_STATUS_MIN_INTERVAL_SECONDS', 'RL_STOP_GRACE_SECONDS', 'RL_STOP_RUNS_ON_EXIT', 'RL_STALL_SECONDS', 'RL_MAX_CONCURRENT_RUNS',
   'RL_STALL_ACTION', 'RL_ALLOW_UNMANAGED_ENVIRONMENTS', 'RL_API_READY_TIMEOUT_SECONDS', 'RL_TRAINER_READY_TIMEOUT_SECONDS',
   'RL_ENV_READY_TIMEOUT_SECONDS', 'RL_INTROSPECT_TIMEOUT_SECONDS', 'TINKER_API_KEY', 'WANDB_API_KEY', 'OPENROUTER_API_KEY',
-  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS,
+  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'TINKER_OAI_BASE_URL', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS,
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
 
@@ -226,10 +226,12 @@ function logLevel(src: SettingSource): string {
   return level;
 }
 
-function wandbBaseUrl(src: SettingSource): string {
-  const baseUrl = (src.get('WANDB_BASE_URL') ?? 'https://api.wandb.ai').replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/]+/.test(baseUrl)) throw new SettingsError(`WANDB_BASE_URL=${baseUrl} is not an http(s) URL`);
-  return baseUrl;
+export const DEFAULT_TINKER_OAI_BASE_URL = 'https://tinker.thinkingmachines.dev/services/tinker-prod/oai/api/v1';
+
+function httpUrl(src: SettingSource, key: Key, fallback: string): string {
+  const url = (src.get(key) ?? fallback).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]+/.test(url)) throw new SettingsError(`${key}=${url} is not an http(s) URL`);
+  return url;
 }
 
 /** The defaults, overridden by the file's `locked` sections, minus its `unlocked` fields. */
@@ -298,7 +300,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   const home = rlHome(src);
   const { apiPort, inferencePort } = ports(src);
   const level = logLevel(src);
-  const baseUrl = wandbBaseUrl(src);
+  const baseUrl = httpUrl(src, 'WANDB_BASE_URL', 'https://api.wandb.ai');
   const locked = lockedValues(src);
   return {
     root,
@@ -321,6 +323,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
       baseUrl,
       timeoutSeconds: seconds(src, 'RL_WANDB_TIMEOUT_SECONDS', '20', 1),
     },
+    tinkerOaiBaseUrl: httpUrl(src, 'TINKER_OAI_BASE_URL', DEFAULT_TINKER_OAI_BASE_URL),
     logLevel: level,
     locked,
     cost: costSettings((key) => src.get(key), src.file.prices, src.configPath),

@@ -44,7 +44,7 @@ export interface ProcessCommandOptions {
  * One flag and its value. atroposlib re-reads argv itself and takes a value that starts with `-`
  * for a bare boolean flag, so such values are glued on with `=`.
  */
-function flag(name: string, value: JsonValue): string[] {
+export function flag(name: string, value: JsonValue): string[] {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return text.startsWith('-') ? [`--${name}=${text}`] : [`--${name}`, text];
 }
@@ -85,6 +85,8 @@ export interface KeyConfig {
   path: string;
   /** Writes a 0600 file beside it holding a whole `openai:` list, the key in every entry; its path. */
   serversFile(name: string, entries: Record<string, JsonValue>[]): Promise<string>;
+  /** Writes a 0600 file beside it holding `doc` (`env`, `openai` entries...), the key added to each `openai` entry; its path. */
+  configFile(name: string, doc: { openai: Record<string, JsonValue>[] } & Record<string, JsonValue>): Promise<string>;
   remove(): Promise<void>;
 }
 
@@ -92,10 +94,11 @@ export async function writeKeyConfig(apiKey: string): Promise<KeyConfig> {
   const dir = await mkdtemp(join(tmpdir(), 'rl-inference-key-'));
   const path = join(dir, 'openai.yaml');
   await writeFile(path, stringify({ openai: { api_key: apiKey } }), { mode: 0o600, flag: 'wx' });
-  const serversFile = async (name: string, entries: Record<string, JsonValue>[]): Promise<string> => {
+  const configFile = async (name: string, doc: { openai: Record<string, JsonValue>[] } & Record<string, JsonValue>): Promise<string> => {
     const file = join(dir, `${name.replace(/[^A-Za-z0-9_-]/g, '_')}.yaml`);
-    await writeFile(file, stringify({ openai: entries.map((e) => ({ ...e, api_key: apiKey })) }), { mode: 0o600, flag: 'wx' });
+    await writeFile(file, stringify({ ...doc, openai: doc.openai.map((e) => ({ ...e, api_key: apiKey })) }), { mode: 0o600, flag: 'wx' });
     return file;
   };
-  return { path, serversFile, remove: () => rm(dir, { recursive: true, force: true }) };
+  const serversFile = (name: string, entries: Record<string, JsonValue>[]): Promise<string> => configFile(name, { openai: entries });
+  return { path, serversFile, configFile, remove: () => rm(dir, { recursive: true, force: true }) };
 }

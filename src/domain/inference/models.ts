@@ -2,10 +2,14 @@
  * Which models a test runs. Hermes kept only the known ids when a list mixed known and custom
  * ones (custom models were silently dropped); here every requested id is tested exactly once.
  */
+import type { ModelRoute } from './routing.js';
+
 export interface TestModel {
   id: string;
   name: string;
   scale: 'small' | 'medium' | 'large' | 'custom';
+  /** Where the model is sampled, when not the test's base_url (Tinker models: routing.ts). */
+  route?: ModelRoute;
 }
 
 export const DEFAULT_TEST_MODELS: readonly TestModel[] = [

@@ -13,7 +13,10 @@ import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import type { CoreServices } from '../../core/services.js';
 import { writeKeyConfig, type ServerType } from './command.js';
-import { InferenceTest, type TestOutput } from './testRun.js';
+import { InferenceTest, type TestKeys, type TestOutput } from './testRun.js';
+import { routeModel } from './routing.js';
+import { tinkerApiKey } from './keys.js';
+import { waitOnJob, type WaitOptions } from './jobWait.js';
 import { resolveTestModels } from './models.js';
 import { INFERENCE_TEST_RESULT, inferenceTestDir, inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/home.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
@@ -25,7 +28,6 @@ export const MAX_WAIT_SECONDS = 280;
 export const MAX_RUNNING_TESTS = 3;
 /** Finished tests kept in memory; older ones are answered from their result.json. */
 const KEPT_FINISHED_TESTS = 20;
-const HEARTBEAT_MS = 5000;
 const SHUTTING_DOWN = 'The server is shutting down; start the test again after it restarts';
 
 /** Keys the server holds for its own services: never sent to an inference endpoint. */
@@ -48,13 +50,11 @@ export interface InferenceTestRequest {
   use_wandb: boolean;
   /** `openai:` entries the environment needs (serverEntriesNeeded); 1 when not given. */
   server_entries?: 1 | 2;
+  /** The caller named base_url: Tinker base-model ids go there too instead of to Tinker. */
+  base_url_explicit?: boolean;
 }
 
-export interface WaitOptions {
-  waitSeconds: number;
-  signal?: AbortSignal;
-  onProgress?: (progress: number, total: number, message: string) => void | Promise<void>;
-}
+export type { WaitOptions };
 
 /** http(s) only, and no credentials in the URL: they would land on the command line. */
 export function checkBaseUrl(raw: string): string {
@@ -88,7 +88,10 @@ export class InferenceTests {
     const { settings, redactor, logger } = this.core;
     if (this.closed) throw new UserError(SHUTTING_DOWN);
     const baseUrl = checkBaseUrl(req.base_url);
-    const apiKey = this.apiKey(req.api_key_env);
+    const choice = { baseUrl, apiKeyEnv: req.api_key_env, baseUrlExplicit: req.base_url_explicit ?? false };
+    const models = resolveTestModels(req.models).map((m) => ({ ...m, route: routeModel(m.id, choice, settings.tinkerOaiBaseUrl) }));
+    const apiKey = models.some((m) => m.route.key.kind === 'env') ? this.apiKey(req.api_key_env) : undefined;
+    const tinkerKey = models.some((m) => m.route.key.kind === 'tinker') ? tinkerApiKey(settings) : undefined;
     if (req.use_wandb && !settings.secrets.wandbApiKey) {
       throw new UserError('use_wandb needs WANDB_API_KEY in the server environment; set it or leave use_wandb false', { missing: 'WANDB_API_KEY' });
     }
@@ -98,12 +101,15 @@ export class InferenceTests {
         running_tests: running.map((t) => t.id),
       });
     }
-    redactor.add(apiKey);
+    if (apiKey !== undefined) redactor.add(apiKey);
     const { id, dir } = await this.createDirectory();
-    const keyConfig = await writeKeyConfig(apiKey);
+    const keys: TestKeys = {
+      ...(apiKey !== undefined ? { endpoint: await writeKeyConfig(apiKey) } : {}),
+      ...(tinkerKey !== undefined ? { tinker: await writeKeyConfig(tinkerKey) } : {}),
+    };
     if (this.closed) {
       // close() ran while this start was on its way; nothing may start after it.
-      await keyConfig.remove();
+      await Promise.all([keys.endpoint?.remove(), keys.tinker?.remove()]);
       throw new UserError(SHUTTING_DOWN);
     }
     const test = new InferenceTest(
@@ -113,7 +119,7 @@ export class InferenceTests {
         environment: { name: req.environment.name, file_path: req.environment.file_path },
         num_steps: req.num_steps,
         group_size: req.group_size,
-        models: resolveTestModels(req.models),
+        models,
         base_url: baseUrl,
         server_type: req.server_type,
         timeout_seconds: req.timeout_seconds,
@@ -121,7 +127,7 @@ export class InferenceTests {
         server_entries: req.server_entries ?? 1,
       },
       { settings, redactor, logger },
-      keyConfig,
+      keys,
     );
     this.tests.set(id, test);
     this.prune();
@@ -167,37 +173,8 @@ export class InferenceTests {
     await Promise.all(running.map((t) => t.done));
   }
 
-  private async wait(test: InferenceTest, { waitSeconds, signal, onProgress }: WaitOptions): Promise<TestOutput> {
-    if (test.status === 'running' && waitSeconds > 0 && !signal?.aborted) {
-      let last = -1;
-      const report = (): void => {
-        const { progress, total, message } = test.progressValue();
-        // Progress must rise with every notification.
-        if (!onProgress || progress <= last) return;
-        last = progress;
-        Promise.resolve(onProgress(progress, total, message)).catch(() => undefined);
-      };
-      report();
-      const heartbeat = setInterval(report, HEARTBEAT_MS);
-      const unsubscribe = test.onChange(report);
-      let timer: NodeJS.Timeout | undefined;
-      let onAbort: (() => void) | undefined;
-      try {
-        await Promise.race([
-          test.done,
-          new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000))),
-          new Promise<void>((resolve) => {
-            onAbort = resolve;
-            signal?.addEventListener('abort', onAbort, { once: true });
-          }),
-        ]);
-      } finally {
-        clearInterval(heartbeat);
-        clearTimeout(timer);
-        if (onAbort) signal?.removeEventListener('abort', onAbort);
-        unsubscribe();
-      }
-    }
+  private async wait(test: InferenceTest, opts: WaitOptions): Promise<TestOutput> {
+    await waitOnJob(test, opts, MAX_WAIT_SECONDS);
     return test.output();
   }
 

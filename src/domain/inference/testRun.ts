@@ -57,6 +57,8 @@ export interface ModelReport extends ModelScores {
   error_kind?: FailureKind;
   /** Prompt and completion tokens per rollout, measured from the output file (what cost estimates use). */
   rollout_tokens?: RolloutLengths;
+  /** The endpoint that served this model, when not the test's base_url (Tinker models). */
+  endpoint?: string;
 }
 
 export interface TestConfig {
@@ -88,7 +90,7 @@ export interface TestOutput {
   summary?: TestSummary;
 }
 
-type ReportBase = Pick<ModelReport, 'model' | 'name' | 'scale' | 'output_file' | 'log_file'>;
+type ReportBase = Pick<ModelReport, 'model' | 'name' | 'scale' | 'output_file' | 'log_file' | 'endpoint'>;
 
 interface Slot {
   model: TestModel;
@@ -104,6 +106,12 @@ const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 /** A name for a model's files: its index keeps two ids that sanitize alike apart. */
 function fileStem(index: number, id: string): string {
   return `${index + 1}-${id.replace(/[^A-Za-z0-9._-]+/g, '_')}`;
+}
+
+/** The key files of a test: the endpoint's (api_key_env) and Tinker's, each only when a model uses it. */
+export interface TestKeys {
+  endpoint?: KeyConfig;
+  tinker?: KeyConfig;
 }
 
 export interface TestServices {
@@ -127,13 +135,13 @@ export class InferenceTest {
     readonly dir: string,
     readonly params: TestParameters,
     private readonly services: TestServices,
-    keyConfig: KeyConfig,
+    keys: TestKeys,
   ) {
     this.slots = params.models.map((model, i) => {
       const stem = fileStem(i, model.id);
       return { model, state: 'queued', files: { output: join(dir, `${stem}.jsonl`), log: join(dir, `${stem}.log`) } };
     });
-    this.done = this.run(keyConfig);
+    this.done = this.run(keys);
   }
 
   /** Stops the test: running models are stopped (grace in ms, default the operator's), queued ones never start. */
@@ -202,15 +210,17 @@ export class InferenceTest {
     };
   }
 
-  private async run(keyConfig: KeyConfig): Promise<void> {
+  private async run(keys: TestKeys): Promise<void> {
     try {
       let next = 0;
       const worker = async (): Promise<void> => {
-        while (next < this.slots.length) await this.runModel(this.slots[next++]!, keyConfig);
+        while (next < this.slots.length) await this.runModel(this.slots[next++]!, keys);
       };
       await Promise.all(Array.from({ length: Math.min(MODEL_CONCURRENCY, this.slots.length) }, worker));
     } finally {
-      await keyConfig.remove().catch((err: unknown) => this.services.logger.error({ err, test_id: this.id }, 'could not remove the inference key file'));
+      for (const keyConfig of [keys.endpoint, keys.tinker]) {
+        await keyConfig?.remove().catch((err: unknown) => this.services.logger.error({ err, test_id: this.id }, 'could not remove the inference key file'));
+      }
     }
     this.status = this.cancelReason === undefined ? 'completed' : 'cancelled';
     const reports = this.slots.map((s) => s.report!);
@@ -226,14 +236,15 @@ export class InferenceTest {
     this.events.emit('change');
   }
 
-  private async runModel(slot: Slot, keyConfig: KeyConfig): Promise<void> {
+  private async runModel(slot: Slot, keys: TestKeys): Promise<void> {
     const base = { model: slot.model.id, name: slot.model.name, scale: slot.model.scale, output_file: slot.files.output, log_file: slot.files.log };
     if (this.cancelReason !== undefined) {
       this.finish(slot, 'cancelled', { ...base, ...scoreGroups([]), error: `Not run: ${this.cancelReason}` });
       return;
     }
     try {
-      await this.startAndJudge(slot, base, keyConfig);
+      const keyConfig = slot.model.route?.key.kind === 'tinker' ? keys.tinker : keys.endpoint;
+      await this.startAndJudge(slot, slot.model.route?.base_url === this.params.base_url ? base : { ...base, endpoint: slot.model.route?.base_url }, keyConfig!);
     } catch (err) {
       this.services.logger.error({ err, test_id: this.id, model: slot.model.id }, 'inference test model failed');
       this.finish(slot, 'failed', { ...base, ...scoreGroups([]), error: `Internal error: ${err instanceof Error ? err.message : String(err)}` });
@@ -242,7 +253,8 @@ export class InferenceTest {
 
   private async startAndJudge(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<void> {
     const { settings, redactor } = this.services;
-    const { num_steps, group_size, use_wandb, base_url, server_type, timeout_seconds, environment, server_entries } = this.params;
+    const { num_steps, group_size, use_wandb, server_type, timeout_seconds, environment, server_entries } = this.params;
+    const base_url = base.endpoint ?? this.params.base_url;
     const endpoint = endpointEntry({ baseUrl: base_url, modelId: slot.model.id, serverType: server_type });
     const keyConfigPath = server_entries === 2 ? await keyConfig.serversFile(basename(slot.files.log, '.log'), [endpoint, endpoint]) : keyConfig.path;
     const { file, args } = processCommand(settings, {
@@ -328,7 +340,7 @@ export class InferenceTest {
   private async failureContext(base: ReportBase, ended: string): Promise<FailureContext> {
     // The cause sits above the traceback's last line, often beyond the stderr tail kept in memory.
     const logLines = await tailLines(base.log_file, CAUSE_SEARCH_LINES);
-    return { baseUrl: this.params.base_url, modelId: base.model, ended, logLines };
+    return { baseUrl: base.endpoint ?? this.params.base_url, modelId: base.model, ended, logLines };
   }
 
   private async persist(output: TestOutput): Promise<void> {

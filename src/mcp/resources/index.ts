@@ -11,6 +11,7 @@ import type { Runtime } from '../../app/runtime.js';
 import { ChangeWatcher, type WatchOptions } from '../../core/watch.js';
 import { environmentSourceResource } from './environments.js';
 import { inferenceTestFileResource } from './testFiles.js';
+import { evaluationFileResource } from './evaluations.js';
 import { answering, type ResourceContext, type ResourceKind } from './kind.js';
 import { runLogResources } from './logs.js';
 import { runConfigResource, runRecordResource } from './runs.js';
@@ -35,6 +36,7 @@ export function registerResources(server: McpServer, runtime: Runtime, watchOpti
     ...runLogResources(ctx),
     environmentSourceResource(ctx),
     inferenceTestFileResource(ctx),
+    evaluationFileResource(ctx),
   ];
   const watcher = new ChangeWatcher(runtime.logger, watchOptions);
   const subscriptions = new Subscriptions(server, runtime, watcher, kinds);

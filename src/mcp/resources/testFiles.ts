@@ -1,6 +1,7 @@
 /**
  * `rl://inference-tests/{test_id}/{+file}`: the per-model JSONL output and logs an inference test
- * wrote under RL_HOME/inference_tests/<test_id>/. Only output kinds are served (no YAML: a key
+ * wrote under RL_HOME/inference_tests/<test_id>/ (and, through the same factory,
+ * `rl://evaluations/{eval_id}/{+file}`). Only output kinds are served (no YAML: a key
  * file must never be one click away, wherever it lives), secrets redacted, through the same
  * tail/paging window as run logs.
  */
@@ -10,7 +11,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/home.js';
-import { inferenceTestFileUri, TEMPLATES } from '../../core/resourceUris.js';
+import { inferenceTestFileUri, TEMPLATES, type Page } from '../../core/resourceUris.js';
 import { namedSubdirs, NotFoundError, realChildDir, realFileWithin, safeName, safeSegments } from '../../core/safePath.js';
 import { fileWatch } from '../../core/watch.js';
 import { completeFrom, variable, type ResourceContext, type ResourceKind } from './kind.js';
@@ -21,6 +22,25 @@ const MIME_TYPES: Record<string, string> = { '.jsonl': 'application/jsonl', '.js
 export const LISTED_TESTS = 10;
 const LISTED_FILES_PER_TEST = 20;
 const LISTED_DEPTH = 2;
+
+/** One kind of job directory whose output files are served. */
+export interface JobFilesSpec {
+  name: string;
+  template: string;
+  title: string;
+  description: string;
+  root: string;
+  /** The URI variable naming the job, e.g. `test_id`. */
+  idVariable: string;
+  /** How messages name a job, e.g. `inference test`, and one of them, e.g. `a test`. */
+  what: string;
+  oneJob: string;
+  uri: (id: string, file: string, page?: Page) => string;
+  /** `resources/list` names: `<listPrefix>/<id>/<file>`. */
+  listPrefix: string;
+  /** What to do when the job does not exist. */
+  notFoundHint: string;
+}
 
 interface TestFile {
   testId: string;
@@ -56,31 +76,33 @@ async function filesOf(testDir: string): Promise<string[]> {
 }
 
 /** The file a URI names, checked: a served kind, inside a test that exists. It need not exist yet. */
-async function locate(root: string, vars: Variables): Promise<TestFile> {
-  const testId = safeName(variable(vars, 'test_id'), 'inference test id', TEST_ID_PATTERN, '8 lowercase hex characters');
-  const segments = safeSegments(variable(vars, 'file'), 'inference test file');
+async function locate(spec: JobFilesSpec, vars: Variables): Promise<TestFile> {
+  const { root, what } = spec;
+  const testId = safeName(variable(vars, spec.idVariable), `${what} id`, TEST_ID_PATTERN, '8 lowercase hex characters');
+  const segments = safeSegments(variable(vars, 'file'), `${what} file`);
   const file = segments.join('/');
   const mimeType = mimeTypeOf(file);
   if (!mimeType) {
-    throw new UserError(`Refused inference test file '${file}': only ${Object.keys(MIME_TYPES).join(', ')} files of a test are served.`, { served: Object.keys(MIME_TYPES) });
+    throw new UserError(`Refused ${what} file '${file}': only ${Object.keys(MIME_TYPES).join(', ')} files of ${spec.oneJob} are served.`, { served: Object.keys(MIME_TYPES) });
   }
-  const realTest = await realChildDir(root, testId, 'inference test');
+  const realTest = await realChildDir(root, testId, what);
   if (realTest === undefined) {
-    throw new NotFoundError(`Inference test '${testId}' not found in ${root}. Start one with rl_test_inference, or see resources/list for recent tests.`, { test_id: testId });
+    throw new NotFoundError(`${what[0]!.toUpperCase()}${what.slice(1)} '${testId}' not found in ${root}. ${spec.notFoundHint}`, { [spec.idVariable]: testId });
   }
   return { testId, file, path: join(root, testId, ...segments), mimeType, realTest };
 }
 
 /** The served files of the most recent tests, newest test first. */
-async function recentTestFiles(root: string): Promise<Resource[]> {
+async function recentTestFiles(spec: JobFilesSpec): Promise<Resource[]> {
+  const { root } = spec;
   const ids = await namedSubdirs(root, TEST_ID_PATTERN);
   const dated = await Promise.all(ids.map(async (id) => ({ id, mtime: await stat(join(root, id)).then((s) => s.mtimeMs, () => 0) })));
   const recent = dated.sort((a, b) => b.mtime - a.mtime).slice(0, LISTED_TESTS);
   const listed = await Promise.all(
     recent.map(async ({ id }) =>
       (await filesOf(join(root, id))).map((file): Resource => ({
-        uri: inferenceTestFileUri(id, file),
-        name: `inference_tests/${id}/${file}`,
+        uri: spec.uri(id, file),
+        name: `${spec.listPrefix}/${id}/${file}`,
         mimeType: mimeTypeOf(file),
       })),
     ),
@@ -89,32 +111,46 @@ async function recentTestFiles(root: string): Promise<Resource[]> {
 }
 
 export function inferenceTestFileResource(ctx: ResourceContext): ResourceKind {
-  const root = inferenceTestsRoot(ctx.runtime.settings.home);
-  return {
+  return jobFilesResource(ctx, {
     name: 'inference-test-file',
     template: TEMPLATES.inferenceTestFile,
     title: 'Inference test output',
-    description:
-      'A file written by rl_test_inference: per-model JSONL groups and process logs, result.json. ' +
-      'Long files show their last 256 KiB; page with ?offset=&length=.',
+    description: 'A file written by rl_test_inference: per-model JSONL groups and process logs, result.json. Long files show their last 256 KiB; page with ?offset=&length=.',
+    root: inferenceTestsRoot(ctx.runtime.settings.home),
+    idVariable: 'test_id',
+    what: 'inference test',
+    oneJob: 'a test',
+    uri: inferenceTestFileUri,
+    listPrefix: 'inference_tests',
+    notFoundHint: 'Start one with rl_test_inference, or see resources/list for recent tests.',
+  });
+}
+
+export function jobFilesResource(ctx: ResourceContext, spec: JobFilesSpec): ResourceKind {
+  const { root, what } = spec;
+  return {
+    name: spec.name,
+    template: spec.template,
+    title: spec.title,
+    description: spec.description,
     mimeType: 'text/plain',
-    list: () => recentTestFiles(root),
-    complete: { test_id: async (prefix) => completeFrom(await namedSubdirs(root, TEST_ID_PATTERN), prefix) },
+    list: () => recentTestFiles(spec),
+    complete: { [spec.idVariable]: async (prefix: string) => completeFrom(await namedSubdirs(root, TEST_ID_PATTERN), prefix) },
     async read(uri, vars) {
-      const found = await locate(root, vars);
+      const found = await locate(spec, vars);
       const page = requestedPage(uri);
-      const real = await realFileWithin(found.realTest, found.path, `inference test file ${found.file}`);
+      const real = await realFileWithin(found.realTest, found.path, `${what} file ${found.file}`);
       if (real === undefined) {
-        throw new NotFoundError(`'${found.file}' not found in inference test ${found.testId}: it may not be written yet. resources/list shows the test's files.`, {
-          test_id: found.testId,
+        throw new NotFoundError(`'${found.file}' not found in ${what} ${found.testId}: it may not be written yet. resources/list shows its files.`, {
+          [spec.idVariable]: found.testId,
         });
       }
-      const window = await readWindow(real, page, (p) => inferenceTestFileUri(found.testId, found.file, p), ctx.runtime.redactor);
+      const window = await readWindow(real, page, (p) => spec.uri(found.testId, found.file, p), ctx.runtime.redactor);
       return { contents: [{ uri: uri.href, mimeType: found.mimeType, text: window.text, _meta: window.meta }] };
     },
     async watch(vars) {
-      const found = await locate(root, vars);
-      await realFileWithin(found.realTest, found.path, `inference test file ${found.file}`);
+      const found = await locate(spec, vars);
+      await realFileWithin(found.realTest, found.path, `${what} file ${found.file}`);
       return fileWatch(found.path);
     },
   };

@@ -41,6 +41,10 @@ export const rlGetResults = defineTool({
     outcome: z.object({ status: runStatus, reason: z.string() }),
     progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional(),
     cost: runCostSchema.optional(),
+    evaluations: z
+      .array(z.object({ eval_id: z.string(), created_at: z.string(), status: z.string(), method: z.string(), checkpoints: z.array(z.string()), verdict: z.string().optional(), summary: z.string().optional() }))
+      .optional()
+      .describe("rl_evaluate's evaluations of this run, newest first (at most 10); rl_evaluate({eval_id}) for one in full"),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   handler: ({ run_id, samples }, { runtime, signal }) => runResults(runtime, run_id, samples, signal),

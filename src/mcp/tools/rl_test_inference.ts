@@ -8,7 +8,7 @@ import { defineTool } from './define.js';
 import { serverEntriesNeeded } from '../../domain/environments/tinkerReadiness.js';
 import { environmentName } from './rl_select_environment.js';
 
-const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$/;
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:;/@+-]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const input = z
@@ -17,11 +17,14 @@ const input = z
     num_steps: z.number().int().min(1).max(50).default(3).describe('Groups (steps) per model'),
     group_size: z.number().int().min(1).max(64).default(16).describe('Completions per group; 3 x 16 = 48 rollouts per model'),
     models: z
-      .array(z.string().min(1).max(128).regex(MODEL_ID, 'a model id such as qwen/qwen3-8b'))
+      .array(z.string().min(1).max(256).regex(MODEL_ID, 'a model id such as qwen/qwen3-8b, Qwen/Qwen3-8B or tinker://.../sampler_weights/step_N'))
       .min(1)
       .max(8)
       .optional()
-      .describe(`Model ids to test, exactly these (default: ${DEFAULT_TEST_MODELS.map((m) => m.id).join(', ')})`),
+      .describe(
+        `Model ids to test, exactly these (default: ${DEFAULT_TEST_MODELS.map((m) => m.id).join(', ')}). tinker://.../sampler_weights/step_N checkpoints, ` +
+          'and Tinker base models (Hugging Face ids such as Qwen/Qwen3-8B, unless base_url is given), are sampled through TINKER_OAI_BASE_URL with TINKER_API_KEY',
+      ),
     base_url: z.string().min(1).max(2048).default(DEFAULT_BASE_URL).describe('OpenAI-compatible endpoint (http or https)'),
     api_key_env: z
       .string()
@@ -73,6 +76,7 @@ const modelResult = z.object({
     })
     .optional()
     .describe('Measured tokens per rollout: what rl_estimate_cost uses for this environment'),
+  endpoint: z.string().optional(),
 });
 
 const output = z.object({
@@ -135,6 +139,7 @@ export const rlTestInference = defineTool({
     const selected = chosen === undefined ? await selection.verified(ctx.signal) : undefined;
     const environment = chosen ?? selected!.environment;
     const shape = selected?.tinker.server_configs ?? chosen!.server_configs;
-    return inferenceTests.startAndWait({ ...args, environment, server_entries: serverEntriesNeeded(shape) }, wait);
+    const base_url_explicit = args.base_url !== DEFAULT_BASE_URL;
+    return inferenceTests.startAndWait({ ...args, environment, server_entries: serverEntriesNeeded(shape), base_url_explicit }, wait);
   },
 });

@@ -81,6 +81,11 @@ class GSM8kServerEnv(BaseEnv):
         # Equal scores mean zero advantages: nothing to learn, so upstream returns None.
         return None if len(set(group["scores"])) == 1 else group
 
+    async def evaluate(self, *args, **kwargs):
+        # Upstream's gsm8k_server evaluates a test split; this stand-in has none, so it is the
+        # test environment without a held-out evaluation (the evaluate subcommand writes no metrics).
+        return None
+
     async def collect_trajectories(self, item: Dict[str, str]) -> Tuple[Optional[ScoredDataGroup], list]:
         async with self.server.managed_server(tokenizer=self.tokenizer) as managed:
             completion = await managed.chat_completion(

@@ -6,6 +6,7 @@ simpler or faster than the real class, the method says so.
 """
 import asyncio
 import json
+from abc import ABC, abstractmethod
 import logging
 import random
 import string
@@ -20,6 +21,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from pydantic import BaseModel, Field
 
 import wandb
+import yaml
 
 from ..frontend.jsonl2html import generate_html
 from ..utils.cli import check_command_line
@@ -98,7 +100,24 @@ def _unique_path(path: str) -> str:
     return str(candidate)
 
 
-class BaseEnv:
+def _dump_evaluate_config(env_config, server_configs, manager) -> None:
+    """``evaluate`` writes its resolved config to data_dir_to_save_evals/evaluate_config.yaml before it
+    runs, every server config dumped whole: the api_key lands in that file, as upstream."""
+    if env_config.data_dir_to_save_evals is None:
+        return
+    out_dir = Path(env_config.data_dir_to_save_evals)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if isinstance(server_configs, list):
+        openai = [cfg.model_dump(mode="json") if hasattr(cfg, "model_dump") else cfg for cfg in server_configs]
+    elif isinstance(server_configs, APIServerConfig):
+        openai = server_configs.model_dump(mode="json")
+    else:
+        openai = {}
+    config = {"env": env_config.model_dump(mode="json"), "openai": openai, "slurm": manager.slurm, "testing": manager.testing}
+    (out_dir / "evaluate_config.yaml").write_text(yaml.dump(config, default_flow_style=False, sort_keys=False))
+
+
+class BaseEnv(ABC):
     name: Optional[str] = None
     env_config_cls = BaseEnvConfig
     server_cls = APIServerConfig
@@ -148,8 +167,12 @@ class BaseEnv:
     async def postprocess_histories(self, trajectories):
         return trajectories
 
+    @abstractmethod
     async def evaluate(self, *args, **kwargs):
-        return None
+        """Abstract, as upstream: a subclass without it cannot be instantiated in any subcommand
+        (TypeError). Environments without a held-out set define one that returns None; the
+        ``evaluate`` subcommand then exits 0 having written no metrics.json."""
+        raise NotImplementedError
 
     async def cleanup(self):
         pass
@@ -452,6 +475,7 @@ class BaseEnv:
                 env.group_size_to_process = env_config.group_size
                 asyncio.run(env.process_manager())
             else:
+                _dump_evaluate_config(env_config, server_configs, manager)
                 asyncio.run(env._run_evaluate())
         sys.exit(0)
 

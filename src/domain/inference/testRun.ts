@@ -13,11 +13,12 @@ import type { Settings } from '../../core/settings.js';
 import { endpointEntry, processCommand, processEnv, type KeyConfig, type ServerType } from './command.js';
 import { ModelProcess, type ModelProcessOutcome } from './modelProcess.js';
 import type { TestModel } from './models.js';
-import { readGroupScores, scoreGroups, summarize, type ModelScores, type TestSummary } from './scoring.js';
+import { readGroupScores, scoreGroups, summarize } from './scoring.js';
+import type { ModelReport, ModelState, TestOutput, TestStatus } from './testReport.js';
 import { INFERENCE_TEST_RESULT } from '../../core/home.js';
-import { classifyCrash, classifyDroppedGroups, type FailureContext, type FailureKind } from './failures.js';
+import { classifyCrash, classifyDroppedGroups, type FailureContext } from './failures.js';
 import { tailLines } from '../../core/logTail.js';
-import { LengthCounter, type RolloutLengths } from '../cost/lengths.js';
+import { LengthCounter } from '../cost/lengths.js';
 import { saveTestLengths } from '../cost/lengthStore.js';
 
 /** How far up a failed model's log the cause is looked for. */
@@ -37,57 +38,6 @@ export interface TestParameters {
   use_wandb: boolean;
   /** `openai:` entries the environment needs (2 when its config_init does not return a list). */
   server_entries: 1 | 2;
-}
-
-export type TestStatus = 'running' | 'completed' | 'cancelled';
-export type ModelState = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';
-
-export interface ModelReport extends ModelScores {
-  model: string;
-  name: string;
-  scale: string;
-  output_file: string;
-  log_file: string;
-  duration_seconds?: number;
-  error?: string;
-  stderr_tail?: string;
-  exit_code?: number | null;
-  timed_out?: boolean;
-  /** What kind of failure `error` describes. */
-  error_kind?: FailureKind;
-  /** Prompt and completion tokens per rollout, measured from the output file (what cost estimates use). */
-  rollout_tokens?: RolloutLengths;
-  /** The endpoint that served this model, when not the test's base_url (Tinker models). */
-  endpoint?: string;
-}
-
-export interface TestConfig {
-  num_steps: number;
-  group_size: number;
-  rollouts_per_model: number;
-  total_rollouts: number;
-  base_url: string;
-  server_type: ServerType;
-}
-
-export interface TestProgress {
-  models_total: number;
-  models_finished: number;
-  elapsed_seconds: number;
-  models: { model: string; state: ModelState; log_file: string; elapsed_seconds?: number; pid?: number }[];
-}
-
-/** What the tool answers: the Hermes result once finished, `progress` while running. */
-export interface TestOutput {
-  test_id: string;
-  status: TestStatus;
-  message?: string;
-  environment: string;
-  environment_file: string;
-  test_config: TestConfig;
-  progress?: TestProgress;
-  models_tested?: ModelReport[];
-  summary?: TestSummary;
 }
 
 type ReportBase = Pick<ModelReport, 'model' | 'name' | 'scale' | 'output_file' | 'log_file' | 'endpoint'>;

@@ -11,7 +11,8 @@ import { rlStopTraining } from './rl_stop_training.js';
 import { rlGetResults } from './rl_get_results.js';
 import { rlListRuns } from './rl_list_runs.js';
 import { rlCompareRuns } from './rl_compare_runs.js';
+import { rlReadLog } from './rl_read_log.js';
 import { rlTestInference } from './rl_test_inference.js';
 import { rlDoctor } from './rl_doctor.js';
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlTestInference, rlDoctor];
+export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlReadLog, rlTestInference, rlDoctor];

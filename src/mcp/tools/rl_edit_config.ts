@@ -5,9 +5,14 @@ import { defineTool } from './define.js';
 
 const MAX_VALUE_CHARS = 64 * 1024;
 
+const JSON_KINDS = [z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())] as const;
+
+/** Any JSON value, each kind named, so a listed schema says what it holds (a bare `{}` says nothing). */
+export const jsonValue = z.union(JSON_KINDS);
+
 /** A value as rl_edit_config takes it; rl_start_training's `config` takes the same. */
 export const configValue = z
-  .union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
+  .union(JSON_KINDS, {
     // zod's own text for a missing union member is a bare "Invalid input".
     error: (issue) => (issue.input === undefined ? 'value is required: a string, number, boolean, array or object, or null to unset an Optional field' : undefined),
   })
@@ -29,7 +34,7 @@ export const rlEditConfig = defineTool({
   output: z.object({
     message: z.string(),
     field: z.string(),
-    value: z.unknown(),
+    value: jsonValue,
     config: z.record(z.string(), z.unknown()).describe('Current values of the configurable fields'),
     wandb_project: z.string(),
   }),

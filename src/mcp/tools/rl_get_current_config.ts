@@ -1,13 +1,14 @@
 /** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
 import { z } from 'zod';
 import { defineTool } from './define.js';
+import { jsonValue } from './rl_edit_config.js';
 
 const field = z.object({
   name: z.string(),
   type: z.string(),
-  default: z.unknown(),
+  default: jsonValue,
   description: z.string(),
-  current_value: z.unknown(),
+  current_value: jsonValue,
   allowed: z.string().optional().describe('Allowed values or range beyond the type'),
 });
 
@@ -25,7 +26,7 @@ export const rlGetCurrentConfig = defineTool({
     selected_at: z.string().describe('When rl_select_environment chose it (ISO 8601)'),
     introspection: z.enum(['import', 'static']),
     configurable_fields: z.array(field),
-    locked_fields: z.array(field.extend({ locked_value: z.unknown() })),
+    locked_fields: z.array(field.extend({ locked_value: jsonValue })),
     wandb_project: z.string(),
     tip: z.string(),
   }),

@@ -5,13 +5,12 @@ import { MAX_DIFFERING_FIELDS, MAX_VALUE_CHARS } from '../../app/compareConfig.j
 import { DIRECTIONS, KEY_METRICS } from '../../domain/wandb/keyMetrics.js';
 import { defineTool } from './define.js';
 import { jsonValue } from './rl_edit_config.js';
-import { healthSchema, listedRunFields, runIdInput } from './runSchemas.js';
+import { healthSchema, listedRunFields, runIdInput, wandbNumber } from './runSchemas.js';
 
 const MAX_COMPARED_RUNS = 10;
 
-const metricNumber = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]).nullable();
 const metricSummary = z.object({
-  final: metricNumber.describe('W&B summary value (the last one logged)'),
+  final: wandbNumber.describe('W&B summary value (the last one logged)'),
   best: z.number().nullable().describe('Best finite value over the sampled history'),
   sparkline: z.string().optional(),
 });

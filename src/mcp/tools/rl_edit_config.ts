@@ -1,9 +1,11 @@
 /** rl_edit_config: change one field of the current config, validated against its type (Hermes tool 4). */
 import { z } from 'zod';
-import type { JsonValue } from '../../core/json.js';
+import { previewJson, previewValues, type JsonValue } from '../../core/json.js';
 import { defineTool } from './define.js';
 
 const MAX_VALUE_CHARS = 64 * 1024;
+/** Answers show values longer than this (as JSON) by their start, ending in "...": one answer stays short. */
+export const SHOWN_VALUE_CHARS = 300;
 
 const JSON_KINDS = [z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())] as const;
 
@@ -44,6 +46,8 @@ export const rlEditConfig = defineTool({
     await selection.verified(signal);
     const stored = selection.edit(field, value as JsonValue);
     const { values, wandbProject } = selection.requireSelection();
-    return { message: `Updated ${field} = ${JSON.stringify(stored)}`, field, value: stored, config: values, wandb_project: wandbProject };
+    // The answer shows long values by their start (rl_get_current_config's rule): one answer stays short.
+    const shown = previewJson(stored, SHOWN_VALUE_CHARS);
+    return { message: `Updated ${field} = ${JSON.stringify(shown)}`, field, value: shown, config: previewValues(values, SHOWN_VALUE_CHARS), wandb_project: wandbProject };
   },
 });

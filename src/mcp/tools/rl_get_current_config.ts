@@ -1,7 +1,8 @@
 /** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
 import { z } from 'zod';
+import { previewJson, type JsonValue } from '../../core/json.js';
 import { defineTool } from './define.js';
-import { jsonValue } from './rl_edit_config.js';
+import { jsonValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
 
 const field = z.object({
   name: z.string(),
@@ -17,6 +18,7 @@ export const rlGetCurrentConfig = defineTool({
   title: 'Show the current RL config',
   description:
     'Show the selected environment\'s config: configurable_fields (name, type, default, description, current_value) that rl_edit_config can change, ' +
+    `values longer than ${SHOWN_VALUE_CHARS} characters shown by their start, ` +
     'locked_fields fixed by the operator (model, steps, ...) with their locked_value, and the run\'s wandb_project. The selection is the one saved ' +
     'in RL_HOME (selected_at says when), shared by every server using it; a selection whose environment is gone or whose fields changed is ' +
     'refused with the fix.',
@@ -35,12 +37,14 @@ export const rlGetCurrentConfig = defineTool({
     const { selection } = runtime;
     const { environment, selectedAt, introspection, wandbProject } = await selection.verified(signal);
     const { editable, locked } = selection.describe();
+    // A long value (a dataset list) is shown by its start: every field stays in one short answer.
+    const short = <T extends { default: JsonValue; current_value: JsonValue }>(f: T): T => ({ ...f, default: previewJson(f.default, SHOWN_VALUE_CHARS), current_value: previewJson(f.current_value, SHOWN_VALUE_CHARS) });
     return {
       environment: environment.name,
       selected_at: selectedAt,
       introspection,
-      configurable_fields: editable,
-      locked_fields: locked,
+      configurable_fields: editable.map(short),
+      locked_fields: locked.map((f) => ({ ...short(f), locked_value: previewJson(f.locked_value, SHOWN_VALUE_CHARS) })),
       wandb_project: wandbProject,
       tip: 'Use rl_edit_config(field, value) to change any configurable field; wandb_project sets the W&B project of the run.',
     };

@@ -80,12 +80,17 @@ test('three models, one failing: counts, accuracy, summary, and the failure with
   const [right, half, fail] = json.models_tested;
   // A known id keeps its name and scale next to custom ones (Hermes dropped the custom ones).
   assert.deepEqual([right.name, right.scale, half.name, half.scale], ['Qwen3 8B', 'small', 'test/half', 'custom']);
-  assert.deepEqual(right.steps, [1, 2].map((step) => ({ step, completions: 4, correct: 4, scores: [1, 1, 1, 1] })));
+  // The answer counts per step; every completion's score is in result_file.
+  assert.deepEqual(right.steps, [1, 2].map((step) => ({ step, completions: 4, correct: 4 })));
+  const stored = JSON.parse(readFileSync(json.result_file, 'utf8'));
+  assert.equal(json.result_file, join(json.summary.output_directory, 'result.json'));
+  assert.deepEqual(stored.models_tested[0].steps, [1, 2].map((step) => ({ step, completions: 4, correct: 4, scores: [1, 1, 1, 1] })));
+  assert.deepEqual(stored.models_tested[1].steps, [1, 2].map((step) => ({ step, completions: 4, correct: 2, scores: [1, 0, 1, 0] })));
   assert.deepEqual(
     [right.steps_tested, right.total_completions, right.correct_completions, right.accuracy, right.steps_with_correct, right.step_success_rate],
     [2, 8, 8, 1, 2, 1],
   );
-  assert.deepEqual(half.steps, [1, 2].map((step) => ({ step, completions: 4, correct: 2, scores: [1, 0, 1, 0] })));
+  assert.deepEqual(half.steps, [1, 2].map((step) => ({ step, completions: 4, correct: 2 })));
   assert.deepEqual([half.total_completions, half.correct_completions, half.accuracy, half.step_success_rate], [8, 4, 0.5, 1]);
   assert.equal(right.error, undefined);
   assert.equal(half.error, undefined);

@@ -3,7 +3,7 @@
  * of each run's config.yaml. The names a run gets for itself (its W&B names) always differ, so
  * they are answered apart as `run_names`, and a sweep over one field shows that field alone.
  */
-import type { JsonValue } from '../core/json.js';
+import { previewJson, type JsonValue } from '../core/json.js';
 import type { RunConfigRead, RunConfigSections } from '../domain/runs/configFile.js';
 
 /** A field over this many characters of JSON is shown cut, ending in "...": prompts can be long. */
@@ -46,10 +46,7 @@ function canonical(value: JsonValue): string {
   return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k]!)}`).join(',')}}`;
 }
 
-function shown(value: JsonValue): JsonValue {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length <= MAX_VALUE_CHARS ? value : `${text.slice(0, MAX_VALUE_CHARS - 3)}...`;
-}
+const shown = (value: JsonValue): JsonValue => previewJson(value, MAX_VALUE_CHARS);
 
 /** Compares the configs that could be read; a run whose config could not be is left out of it. */
 export function compareConfigs(reads: { run_id: string; read: RunConfigRead }[]): ConfigComparison {

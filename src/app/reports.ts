@@ -4,7 +4,10 @@
  * W&B is looked up by the run's group (= run_id); any W&B problem is a `wandb_error` beside an
  * otherwise complete answer, never a failed call.
  */
+import { writeAtomically } from '../core/atomicFile.js';
 import { UserError } from '../core/errors.js';
+import { RUN_FILES, runFilePath } from '../core/home.js';
+import { fitRows } from '../domain/wandb/history.js';
 import type { Runtime } from './runtime.js';
 import type { WandbResults, WandbStatus } from '../domain/wandb/reader.js';
 import type { StatusAnswer } from '../domain/runs/answers.js';
@@ -12,6 +15,9 @@ import { isDamaged, type RunRecord, type RunStatus } from '../domain/runs/record
 import { readTrainerLog, type TrainerLogSummary } from '../domain/runs/trainerLog.js';
 import { runCost, type RunCost } from '../domain/runs/runCost.js';
 import type { EvaluationListing } from '../domain/evaluation/registry.js';
+
+/** The JSON of the history rows an answer holds: with the rest, well under 10k tokens. */
+export const MAX_ANSWER_HISTORY_CHARS = 20_000;
 
 /** A long run saves a checkpoint per step: list the newest few, count the rest. */
 const LISTED_CHECKPOINTS = 10;
@@ -45,6 +51,9 @@ export type RunResults = {
   cost?: RunCost;
   /** rl_evaluate's evaluations of this run, newest first. */
   evaluations?: EvaluationListing[];
+  /** Set when `history` holds fewer rows than were sampled: the file holding them all. */
+  history_file?: string;
+  history_note?: string;
 } & WandbResults;
 
 function record(runtime: Runtime, runId: string): RunRecord {
@@ -113,11 +122,30 @@ export async function runResults(runtime: Runtime, runId: string, samples: numbe
     environment: run.environment,
     wandb_project: run.wandb_project,
     wandb_run_name: run.wandb_run_name,
-    ...wandb,
+    ...boundedHistory(runtime, run.run_id, wandb),
     weights: weights(trainer),
     outcome: describeOutcome(run, trainer),
     ...(trainer.total_steps !== undefined ? { progress: { step: trainer.steps_completed, total_steps: trainer.total_steps } } : {}),
     ...costOf(run),
     ...(evaluations.length ? { evaluations } : {}),
   };
+}
+
+/**
+ * The history as an answer holds it: every sampled row while they fit, else evenly spaced rows
+ * that do, with all of them written to the run's wandb-history.json.
+ */
+function boundedHistory(runtime: Runtime, runId: string, wandb: WandbResults): WandbResults & Pick<RunResults, 'history_file' | 'history_note'> {
+  const rows = wandb.history;
+  if (rows === undefined) return wandb;
+  const shown = fitRows(rows, MAX_ANSWER_HISTORY_CHARS);
+  if (shown.length === rows.length) return wandb;
+  const path = runFilePath(runtime.settings.home, runId, RUN_FILES.history);
+  try {
+    writeAtomically(path, runtime.redactor.redact(JSON.stringify({ run_id: runId, sampled_at: new Date().toISOString(), history: rows })));
+  } catch (err) {
+    runtime.logger.warn({ err, run_id: runId }, 'could not write the sampled W&B history');
+    return { ...wandb, history: shown, history_note: `history holds ${shown.length} of ${rows.length} sampled rows, evenly spaced; the rest could not be saved (see server.log).` };
+  }
+  return { ...wandb, history: shown, history_file: path, history_note: `history holds ${shown.length} of ${rows.length} sampled rows, evenly spaced (first and last kept); all ${rows.length} are in history_file.` };
 }

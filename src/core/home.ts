@@ -8,7 +8,8 @@
  *     cache/discovery.json, cache/run-index.json, cache/rollout-lengths.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
- *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/
+ *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/,
+ *                   wandb-history.json
  *     inference_tests/<test_id>/result.json, <model files>
  *     evaluations/<eval_id>/result.json, <model files> (samples, logs, the environment's metrics)
  */
@@ -35,6 +36,8 @@ export const RUN_FILES = {
   trainerDir: 'trainer',
   /** The run's checkpoint_dir (upstream's default is relative to the trainer's cwd). */
   checkpoints: 'checkpoints',
+  /** The W&B history rl_get_results sampled, when its answer holds fewer rows. */
+  history: 'wandb-history.json',
 } as const;
 
 /** The batch the trainer took last, rewritten in its working directory at every step (tinker-atropos). */
@@ -56,6 +59,7 @@ export const runIndexPath = (home: string): string => join(home, 'cache', 'run-i
 /** Each environment's rollout lengths as its latest inference test measured them: what cost estimates start from. */
 export const rolloutLengthsPath = (home: string): string => join(home, 'cache', 'rollout-lengths.json');
 export const runsRoot = (home: string): string => join(home, 'runs');
+export const runFilePath = (home: string, runId: string, name: string): string => join(runsRoot(home), runId, name);
 /** Held while a start checks the active runs and creates its directory (servers sharing RL_HOME). */
 export const startLockPath = (home: string): string => join(runsRoot(home), '.start.lock');
 export const inferenceTestsRoot = (home: string): string => join(home, 'inference_tests');

@@ -6,7 +6,7 @@ import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { registerResources } from './resources/index.js';
 import type { Runtime } from '../app/runtime.js';
 import { PACKAGE_ROOT } from '../core/paths.js';
-import { registerTools } from './tools/define.js';
+import { registerTools } from './tools/registry.js';
 import { ALL_TOOLS } from './tools/index.js';
 
 export const SERVER_VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -18,8 +18,6 @@ export function createServer(runtime: Runtime): McpServer {
       // McpServer declares resources.listChanged on its own but never subscribe (registerResources handles it).
       capabilities: { logging: {}, resources: { subscribe: true, listChanged: true } },
       instructions: SERVER_INSTRUCTIONS,
-      // Bounds the size of any tool's arguments before zod sees them.
-      maxToolInputElements: 1000,
     },
   );
   registerTools(server, runtime, ALL_TOOLS);

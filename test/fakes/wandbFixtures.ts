@@ -16,8 +16,8 @@ export const TRAINER = 'tr8k2m1x';
 export const ENV_RUN = 'en5v9q2w';
 export const steps = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
 
-/** A trainer and an environment run in the group, plus decoys that must not be read. */
-export function seedTrainingRun(fake: FakeWandb, entity = ENTITY, project = PROJECT, run: WandbRunRef = RUN): void {
+/** A trainer and an environment run in the group (`stepCount` steps), plus decoys that must not be read. */
+export function seedTrainingRun(fake: FakeWandb, entity = ENTITY, project = PROJECT, run: WandbRunRef = RUN, stepCount = 30): void {
   const prefix = `${run.wandb_name}_0_`;
   fake.addRun(entity, project, {
     name: 'old1trnr',
@@ -39,7 +39,7 @@ export function seedTrainingRun(fake: FakeWandb, entity = ENTITY, project = PROJ
     tags: ['trainer'],
     group: run.run_id,
     state: 'running',
-    history: steps(30).map((s) => ({ _step: s, 'train/loss': 1 / s, 'train/learning_rate': 4e-5, 'reward/mean': s / 30 })),
+    history: steps(stepCount).map((s) => ({ _step: s, 'train/loss': 1 / s, 'train/learning_rate': 4e-5, 'reward/mean': s / stepCount })),
   });
   fake.addRun(entity, project, {
     name: ENV_RUN,
@@ -47,9 +47,9 @@ export function seedTrainingRun(fake: FakeWandb, entity = ENTITY, project = PROJ
     group: run.run_id,
     state: 'running',
     config: { group_size: 16 },
-    history: steps(30).map((s) => ({
+    history: steps(stepCount).map((s) => ({
       _step: s,
-      [`${prefix}train/percent_correct`]: s / 60,
+      [`${prefix}train/percent_correct`]: s / (2 * stepCount),
       'server/server_0_request_time_avg': 1.5,
       ...(s % 10 === 0 ? { [`${prefix}eval/percent_correct`]: 0.5 + s / 100 } : {}),
     })),

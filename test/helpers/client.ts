@@ -29,7 +29,7 @@ export async function callTool(client: Client, name: string, args: Record<string
   try {
     json = JSON.parse(text.text) as Record<string, any>;
   } catch {
-    // SDK-generated errors (input validation) are plain text.
+    // Every answer of ours is JSON, argument errors included; any other text is kept as the error.
     json = { error: text.text };
   }
   const isError = raw.isError === true;

@@ -125,3 +125,39 @@ export class EnvironmentSelectors {
     return parts.join('.');
   }
 }
+
+/** What one rl_list_environments answer shows of the environments: a page, bounded in size too. */
+export interface EnvironmentPage<T> {
+  shown: T[];
+  /** Environments matching the search (all of them without one). */
+  total: number;
+  /** Pass as `offset` for the next page; absent on the last page. */
+  next_offset?: number;
+}
+
+/** Descriptions are docstrings: the first part says what the environment is. */
+export const MAX_DESCRIPTION_CHARS = 300;
+
+/**
+ * `limit` environments from `offset` whose name, class or description contains `search`
+ * (case-insensitive), fewer when their JSON would pass `maxChars`.
+ */
+export function environmentPage<T extends { name: string; class_name: string; description: string }>(
+  all: readonly T[],
+  query: { offset: number; limit: number; search?: string },
+  maxChars: number,
+): EnvironmentPage<T> {
+  const needle = query.search?.toLowerCase();
+  const matching = needle === undefined ? all : all.filter((e) => [e.name, e.class_name, e.description].some((s) => s.toLowerCase().includes(needle)));
+  const shown: T[] = [];
+  let chars = 0;
+  for (const env of matching.slice(query.offset, query.offset + query.limit)) {
+    const description = env.description.length > MAX_DESCRIPTION_CHARS ? `${env.description.slice(0, MAX_DESCRIPTION_CHARS)}...` : env.description;
+    const entry = { ...env, description };
+    chars += JSON.stringify(entry).length + 1;
+    if (chars > maxChars && shown.length > 0) break;
+    shown.push(entry);
+  }
+  const end = query.offset + shown.length;
+  return { shown, total: matching.length, ...(end < matching.length ? { next_offset: end } : {}) };
+}

@@ -18,6 +18,7 @@ import type { TestOutput } from './testReport.js';
 import { routeModel } from './routing.js';
 import { tinkerApiKey } from './keys.js';
 import { waitOnJob, type WaitOptions } from './jobWait.js';
+import { testAnswer, type TestAnswer } from './answer.js';
 import { resolveTestModels } from './models.js';
 import { INFERENCE_TEST_RESULT, inferenceTestDir, inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/home.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
@@ -137,24 +138,24 @@ export class InferenceTests {
   }
 
   /** Starts a test and waits on it; cancelling `signal` before this returns cancels the test. */
-  async startAndWait(req: InferenceTestRequest, opts: WaitOptions): Promise<TestOutput> {
+  async startAndWait(req: InferenceTestRequest, opts: WaitOptions): Promise<TestAnswer> {
     const test = await this.start(req);
     const cancel = (): void => test.cancel('the call that started the test was cancelled');
     if (opts.signal?.aborted) cancel();
     opts.signal?.addEventListener('abort', cancel, { once: true });
     try {
-      return await this.wait(test, opts);
+      return testAnswer(await this.wait(test, opts));
     } finally {
       opts.signal?.removeEventListener('abort', cancel);
     }
   }
 
   /** Waits again on a test started earlier, or answers its result. */
-  async waitFor(testId: string, opts: WaitOptions): Promise<TestOutput> {
+  async waitFor(testId: string, opts: WaitOptions): Promise<TestAnswer> {
     const test = this.tests.get(testId);
-    if (test) return this.wait(test, opts);
+    if (test) return testAnswer(await this.wait(test, opts));
     const stored = await this.stored(testId);
-    if (stored) return stored;
+    if (stored) return testAnswer(stored);
     throw new UserError(`Inference test '${testId}' not found`, {
       recent_tests: this.list().map((t) => t.id),
       hint: 'Start a test with rl_test_inference() without test_id.',

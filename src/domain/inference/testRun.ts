@@ -53,9 +53,12 @@ interface Slot {
 
 const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 
-/** A name for a model's files: its index keeps two ids that sanitize alike apart. */
+/** A model id as it appears in its files' names. */
+export const modelFileName = (id: string): string => id.replace(/[^A-Za-z0-9._-]+/g, '_');
+
+/** A name for a model's files (`<n>-<id>.log`, `.jsonl`): its index keeps two ids that sanitize alike apart. */
 function fileStem(index: number, id: string): string {
-  return `${index + 1}-${id.replace(/[^A-Za-z0-9._-]+/g, '_')}`;
+  return `${index + 1}-${modelFileName(id)}`;
 }
 
 /** The key files of a test: the endpoint's (api_key_env) and Tinker's, each only when a model uses it. */

@@ -16,6 +16,8 @@ export const STATUS_FILTERS = [...RUN_STATUSES, 'active', 'ended'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
 
 export const MAX_PAGE = 200;
+/** A page ends sooner when its runs' JSON would pass this: an answer stays under about 10k tokens. */
+export const MAX_PAGE_CHARS = 28_000;
 /**
  * Ended runs stat'ed per listing beyond the page, in turn: a record rewritten by hand is noticed
  * within (runs / this) listings, at once in a registry this small.
@@ -115,11 +117,19 @@ export function listRuns(index: RunIndex, query: RunQuery, nowMs: number): RunPa
     rest = place.after ? matching.filter((run) => compareRuns(run, place.after!) > 0) : matching;
     if (!index.verify(rest.slice(0, limit).map((run) => run.run_id))) break;
   }
-  const page = rest.slice(0, limit);
+  const runs: ListedRun[] = [];
+  let chars = 0;
+  for (const run of rest.slice(0, limit)) {
+    const shown = listed(index, run, nowMs);
+    chars += JSON.stringify(shown).length + 1;
+    if (chars > MAX_PAGE_CHARS && runs.length > 0) break;
+    runs.push(shown);
+  }
+  const last = rest[runs.length - 1];
   return {
-    runs: page.map((run) => listed(index, run, nowMs)),
-    count: page.length,
+    runs,
+    count: runs.length,
     total: matching.length,
-    ...(rest.length > limit ? { next_cursor: encodeCursor(page.at(-1)!, place) } : {}),
+    ...(rest.length > runs.length && last ? { next_cursor: encodeCursor(last, place) } : {}),
   };
 }

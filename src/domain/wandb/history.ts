@@ -56,3 +56,48 @@ export function evenlySpaced<T>(items: readonly T[], n: number): T[] {
   if (n <= 1) return n === 1 ? [items[items.length - 1]!] : [];
   return Array.from({ length: n }, (_, i) => items[Math.round((i * (items.length - 1)) / (n - 1))]!);
 }
+
+/** One history key over its sampled points: finite values only for min, max and mean. */
+export interface KeySummary {
+  points: number;
+  first_step: number;
+  last_step: number;
+  first: MetricNumber;
+  last: MetricNumber;
+  min: number | null;
+  max: number | null;
+  mean: number | null;
+}
+
+const round6 = (x: number): number => Number(x.toPrecision(6));
+
+export function summarizeSeries(series: Series): Record<string, KeySummary> {
+  const out: Record<string, KeySummary> = {};
+  for (const [key, points] of series) {
+    if (points.length === 0) continue;
+    const finite = points.map((p) => p.value).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+    out[key] = {
+      points: points.length,
+      first_step: points[0]!.step,
+      last_step: points.at(-1)!.step,
+      first: points[0]!.value,
+      last: points.at(-1)!.value,
+      min: finite.length > 0 ? Math.min(...finite) : null,
+      max: finite.length > 0 ? Math.max(...finite) : null,
+      mean: finite.length > 0 ? round6(finite.reduce((a, b) => a + b, 0) / finite.length) : null,
+    };
+  }
+  return out;
+}
+
+/** The most evenly spaced rows (first and last kept) whose JSON fits in `maxChars`. */
+export function fitRows<T>(rows: readonly T[], maxChars: number): T[] {
+  let n = rows.length;
+  for (;;) {
+    const picked = evenlySpaced(rows, n);
+    const size = JSON.stringify(picked).length;
+    if (size <= maxChars || n <= 2) return picked;
+    // Rows are about the same size: shrink in proportion, by at least one.
+    n = Math.min(n - 1, Math.floor((n * maxChars) / size));
+  }
+}

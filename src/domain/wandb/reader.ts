@@ -13,7 +13,7 @@ import { GET_DEFAULT_ENTITY, GROUP_RUNS, RUN_SAMPLED_HISTORY, type DefaultEntity
 import { describeWandbError, type LookupContext, WandbError } from './errors.js';
 import { GraphQLClient } from './graphqlClient.js';
 import { ENV_EVAL_ACCURACY, ENV_TRAIN_ACCURACY, findEnvMetric, type GroupRun, mainRun, type RunGroup, splitGroup, toGroupRun } from './groupRuns.js';
-import { clampSamples, evenlySpaced, joinOnStep, MAX_HISTORY_SAMPLES, type Point, sampledHistorySpecs, type Series, seriesPoints } from './history.js';
+import { clampSamples, evenlySpaced, joinOnStep, type KeySummary, MAX_HISTORY_SAMPLES, type Point, sampledHistorySpecs, type Series, seriesPoints, summarizeSeries } from './history.js';
 import { type KeyMetric, keyMetricSummaries, type MetricSummary } from './keyMetrics.js';
 import { finalMetrics, type StatusMetrics, statusMetrics, TRAINER_LEARNING_RATE, TRAINER_LOSS, TRAINER_REWARD } from './metrics.js';
 import { SPARKLINE_WIDTH, sparkline } from './sparkline.js';
@@ -39,6 +39,8 @@ export interface WandbResults {
   final_metrics?: Record<string, JsonValue>;
   /** Sampled rows joined on `_step`; non-finite values as "NaN" / "Infinity" / "-Infinity". */
   history?: Record<string, JsonValue>[];
+  /** Per history key, over its sampled points: first, last, min, max, mean. */
+  history_summary?: Record<string, KeySummary>;
   wandb_url?: string;
   wandb_error?: string;
   /** Metric name (as in `metrics`) -> text chart over the run's history. */
@@ -133,6 +135,7 @@ export class WandbReader {
       return {
         ...base,
         history: evenlySpaced(joinOnStep(series), samples),
+        history_summary: summarizeSeries(series),
         ...(Object.keys(sparklines).length > 0 ? { sparklines } : {}),
       };
     });

@@ -1,10 +1,8 @@
 /**
- * The tool registry: a tool file exports `defineTool({...})`; `registerTools` turns each into an
- * MCP tool whose answer is `structuredContent` plus the same JSON as text, and whose failures
- * become `isError` answers a user can act on. The SDK validates input against `input` before the
- * handler runs; zod messages there name the argument and what was expected.
+ * A tool file exports `defineTool({...})`; `runTool` runs one call of it: the answer is
+ * `structuredContent` plus the same JSON as text, checked against `output`, and failures become
+ * `isError` answers a user can act on. `registry.ts` lists the tools and validates arguments.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { z } from 'zod';
@@ -38,6 +36,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** Sent as the tool's `_meta` in tools/list (e.g. an MCP App's `ui`). */
+  meta?: Record<string, unknown>;
   handler(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
 }
 
@@ -45,7 +45,7 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: To
   return def;
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 function textResult(payload: unknown, runtime: Runtime): string {
   return runtime.redactor.redact(JSON.stringify(payload));
@@ -71,7 +71,11 @@ export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runt
     const value = await tool.handler(args as never, ctx);
     // Redact once on the serialized form so text and structuredContent carry the same JSON.
     const text = textResult(value, runtime);
-    return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+    const structured = JSON.parse(text) as Record<string, unknown>;
+    // An answer that breaks its own schema is our bug: said as one, not sent for the client to reject.
+    const checked = tool.output.safeParse(structured);
+    if (!checked.success) throw new Error(`its answer does not match its output schema: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    return { content: [{ type: 'text', text }], structuredContent: structured };
   } catch (err) {
     if (err instanceof UserError) return errorResult(runtime, err.message, err.hints);
     runtime.logger.error({ err, tool: tool.name }, 'tool failed');
@@ -79,21 +83,5 @@ export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runt
     return errorResult(runtime, `Internal error in ${tool.name}: ${message}`, {
       hint: `The server is still running; details are in ${serverLogPath(runtime.settings.home)}. Retry, or report the error with that log.`,
     });
-  }
-}
-
-export function registerTools(server: McpServer, runtime: Runtime, tools: readonly ToolDefinition[]): void {
-  for (const tool of tools) {
-    server.registerTool(
-      tool.name,
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: tool.input,
-        outputSchema: tool.output,
-        annotations: { title: tool.title, ...tool.annotations },
-      },
-      (args: unknown, extra: Extra) => runTool(tool, args, runtime, extra, server.server),
-    );
   }
 }

@@ -12,9 +12,10 @@ import { rlStopTraining } from './rl_stop_training.js';
 import { rlGetResults } from './rl_get_results.js';
 import { rlListRuns } from './rl_list_runs.js';
 import { rlCompareRuns } from './rl_compare_runs.js';
+import { rlReadLog } from './rl_read_log.js';
 import { rlTestInference } from './rl_test_inference.js';
 import { rlEvaluate } from './rl_evaluate.js';
 import { rlGetRollouts } from './rl_get_rollouts.js';
 import { rlDoctor } from './rl_doctor.js';
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlEstimateCost, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlTestInference, rlEvaluate, rlGetRollouts, rlDoctor];
+export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlEstimateCost, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlReadLog, rlTestInference, rlEvaluate, rlGetRollouts, rlDoctor];

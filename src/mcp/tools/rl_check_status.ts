@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { statusWithMetrics } from '../../app/reports.js';
 import { runCostSchema } from './costSchemas.js';
 import { defineTool } from './define.js';
-import { healthSchema, perProcess, processLogs, processLogUris, runIdInput, runStatus } from './runSchemas.js';
+import { healthSchema, perProcess, processLogs, processLogUris, runIdInput, runStatus, wandbNumber } from './runSchemas.js';
 
 const processState = z.object({
   state: z.enum(['not_started', 'running', 'exited']),
@@ -12,8 +12,6 @@ const processState = z.object({
   signal: z.string().optional(),
 });
 
-/** Non-finite W&B values stay visible as strings ("NaN", "Infinity"); null = not logged. */
-const wandbNumber = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']), z.null()]);
 
 export const rlCheckStatus = defineTool({
   name: 'rl_check_status',

@@ -4,13 +4,13 @@ import { compareRuns } from '../../app/compare.js';
 import { MAX_DIFFERING_FIELDS, MAX_VALUE_CHARS } from '../../app/compareConfig.js';
 import { DIRECTIONS, KEY_METRICS } from '../../domain/wandb/keyMetrics.js';
 import { defineTool } from './define.js';
-import { healthSchema, listedRunFields, runIdInput } from './runSchemas.js';
+import { jsonValue } from './rl_edit_config.js';
+import { healthSchema, listedRunFields, runIdInput, wandbNumber } from './runSchemas.js';
 
 const MAX_COMPARED_RUNS = 10;
 
-const metricNumber = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]).nullable();
 const metricSummary = z.object({
-  final: metricNumber.describe('W&B summary value (the last one logged)'),
+  final: wandbNumber.describe('W&B summary value (the last one logged)'),
   best: z.number().nullable().describe('Best finite value over the sampled history'),
   sparkline: z.string().optional(),
 });
@@ -57,7 +57,7 @@ export const rlCompareRuns = defineTool({
     differing_fields: z.number().int(),
     differing_config_omitted: z.array(z.string()).optional(),
     same_config_fields: z.number().int(),
-    run_names: z.record(z.string(), z.object({ wandb_name: z.unknown(), wandb_run_name: z.unknown() })),
+    run_names: z.record(z.string(), z.object({ wandb_name: jsonValue, wandb_run_name: jsonValue })),
     runs: z.array(
       z.object({
         ...listedRunFields,

@@ -4,7 +4,7 @@ import { runResults } from '../../app/reports.js';
 import { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from '../../domain/wandb/reader.js';
 import { runCostSchema } from './costSchemas.js';
 import { defineTool } from './define.js';
-import { runIdInput, runStatus } from './runSchemas.js';
+import { runIdInput, runStatus, wandbNumber } from './runSchemas.js';
 
 export const rlGetResults = defineTool({
   name: 'rl_get_results',
@@ -14,6 +14,8 @@ export const rlGetResults = defineTool({
     '"Error in step" line), trained weights from the trainer log (latest tinker:// checkpoint, the newest checkpoints, the "final" ' +
     'path the trainer prints, which upstream never saves), and from W&B the final metrics, a sampled history joined on _step ' +
     `(samples, default ${DEFAULT_HISTORY_SAMPLES}, at most ${MAX_HISTORY_SAMPLES}) and text sparklines of reward, loss and accuracy. ` +
+    'Per key, history_summary gives first, last, min, max and mean. An answer holds about 20,000 characters of history rows: with more ' +
+    'samples than fit, history is evenly thinned and every sampled row is written to history_file. ' +
     'Not rate limited. A W&B problem comes back as wandb_error beside the rest.',
   input: z
     .object({
@@ -30,6 +32,12 @@ export const rlGetResults = defineTool({
     wandb_url: z.string().optional(),
     final_metrics: z.record(z.string(), z.unknown()).optional(),
     history: z.array(z.record(z.string(), z.unknown())).optional().describe('Rows joined on _step; non-finite values are the strings "NaN"/"Infinity", null = not logged at that step'),
+    history_summary: z
+      .record(z.string(), z.object({ points: z.number().int(), first_step: z.number(), last_step: z.number(), first: wandbNumber, last: wandbNumber, min: z.number().nullable(), max: z.number().nullable(), mean: z.number().nullable() }))
+      .optional()
+      .describe('Per history key over its sampled points'),
+    history_file: z.string().optional().describe('Every sampled row, when history holds fewer'),
+    history_note: z.string().optional(),
     sparklines: z.record(z.string(), z.string()).optional(),
     wandb_error: z.string().optional(),
     weights: z.object({

@@ -12,7 +12,8 @@ export const rlListRuns = defineTool({
     'Training runs on this host, newest first, from the persistent registry (runs survive server restarts and are shared by every ' +
     'server using the same RL_HOME), a page at a time: pass next_cursor back as cursor for the next page; runs started meanwhile ' +
     'do not shift the pages. Filter by status (one status, or "active" / "ended") and environment. A run whose record is damaged ' +
-    'is listed with status "unknown" and the reason. Cheap: records are read again only when they changed.',
+    'is listed with status "unknown" and the reason. A page holds fewer than limit runs when they would make a long answer (count says how many; ' +
+    'next_cursor goes on). Cheap: records are read again only when they changed.',
   input: z
     .object({
       limit: z.number().int().min(1).max(MAX_PAGE).default(50).describe(`Runs per page (1-${MAX_PAGE})`),

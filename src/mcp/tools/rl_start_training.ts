@@ -1,13 +1,13 @@
 /** rl_start_training: launch and supervise a training run of the selected environment, or of one named in the call (Hermes tool 5). */
 import { z } from 'zod';
-import type { JsonValue } from '../../core/json.js';
+import { previewValues, type JsonValue } from '../../core/json.js';
 import { runLogUris } from '../../core/resourceUris.js';
 import type { SelectedConfig } from '../../domain/config/selectionStore.js';
 import { confirmationQuestion, estimateAnswer } from '../../app/costs.js';
 import { UserError } from '../../core/errors.js';
 import { estimateSchema } from './costSchemas.js';
 import { defineTool, type ToolContext } from './define.js';
-import { configValue } from './rl_edit_config.js';
+import { configValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
 import { environmentName } from './rl_select_environment.js';
 import { processLogs, processLogUris } from './runSchemas.js';
 
@@ -76,7 +76,7 @@ export const rlStartTraining = defineTool({
       .enum(CONFIG_SOURCES)
       .describe('What the config was built from: the saved selection, or the environment named in the call (config_init() values), plus `config` when given'),
     overrides: z.record(z.string(), z.unknown()).optional().describe('The `config` values as set (converted to the fields\' types)'),
-    config: z.record(z.string(), z.unknown()).describe("The run config's env section (locked values plus the edited fields)"),
+    config: z.record(z.string(), z.unknown()).describe("The run config's env section (locked values plus the edited fields); long values shown by their start (config_path holds them whole)"),
     wandb_project: z.string(),
     wandb_run_name: z.string().describe('tinker.wandb_run_name = <env>-<run_id>; W&B runs are grouped under wandb_group'),
     trainer_wandb_run_name: z.string().describe("The trainer's W&B run name"),
@@ -102,8 +102,8 @@ export const rlStartTraining = defineTool({
       status: 'starting' as const,
       environment: record.environment,
       config_source: source,
-      ...(args.config !== undefined ? { overrides: selected.applied } : {}),
-      config: config.env,
+      ...(args.config !== undefined ? { overrides: previewValues(selected.applied, SHOWN_VALUE_CHARS) } : {}),
+      config: previewValues(config.env as Record<string, JsonValue>, SHOWN_VALUE_CHARS),
       wandb_project: record.wandb_project,
       wandb_run_name: record.wandb_run_name,
       trainer_wandb_run_name: record.trainer_wandb_run_name,

@@ -47,7 +47,7 @@ const input = z
   })
   .strict();
 
-const step = z.object({ step: z.number(), completions: z.number(), correct: z.number(), scores: z.array(z.number()) });
+const step = z.object({ step: z.number(), completions: z.number(), correct: z.number() });
 const modelResult = z.object({
   model: z.string(),
   name: z.string(),
@@ -64,6 +64,7 @@ const modelResult = z.object({
   mean_score: z.number(),
   duration_seconds: z.number().optional(),
   error: z.string().optional(),
+  error_kind: z.string().optional().describe('What kind of failure error describes: authentication, model_not_found, no_learning_signal, ...'),
   stderr_tail: z.string().optional(),
   exit_code: z.number().nullable().optional(),
   timed_out: z.boolean().optional(),
@@ -102,6 +103,7 @@ const output = z.object({
     })
     .optional(),
   models_tested: z.array(modelResult).optional(),
+  result_file: z.string().optional().describe('result.json: this result with every completion\'s score per step'),
   summary: z
     .object({
       steps_requested: z.number(),
@@ -125,7 +127,8 @@ export const rlTestInference = defineTool({
     'the environment; reports accuracy (score > 0), step success and a summary. Models run concurrently, each with its',
     'own timeout. The call answers when done or after wait_seconds with {test_id, status: "running", progress}; call',
     'again with {test_id} to wait more or get the result. Cancelling the call that started a test stops the test;',
-    'cancelling a call that only waits on test_id does not. Files: RL_HOME/inference_tests/<test_id>/.',
+    'cancelling a call that only waits on test_id does not. Files: RL_HOME/inference_tests/<test_id>/ (result_file holds every',
+    'completion\'s score; read a model\'s log with rl_read_log({test_id, model})).',
   ].join(' '),
   input,
   output,

@@ -8,6 +8,9 @@ export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowerc
 
 export const runStatus = z.enum(RUN_STATUSES);
 
+/** A W&B value: non-finite ones stay visible as strings ("NaN", "Infinity"); null = not logged. */
+export const wandbNumber = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']), z.null()]);
+
 /** What every answer listing runs says of each: rl_list_runs and rl_compare_runs extend it. */
 export const listedRunFields = {
   run_id: z.string(),

@@ -1,0 +1,105 @@
+/**
+ * A tool's bad arguments as an answer the caller can act on: `{error, field, expected}`, where
+ * `field` is the argument's path (`config.group_size`, `models[0]`) and `expected` says what the
+ * tool's listed input schema accepts there, so a range gives both its bounds.
+ */
+import type { z } from 'zod';
+
+export interface ArgumentError {
+  error: string;
+  field: string;
+  expected: string;
+}
+
+type Path = ReadonlyArray<PropertyKey>;
+/** The JSON Schema `tools/list` shows for the input (see jsonSchema.ts). */
+export type Schema = { [key: string]: unknown };
+
+export function fieldPath(path: Path): string {
+  let out = '';
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `${out === '' ? '' : '.'}${String(key)}`;
+  return out;
+}
+
+const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
+const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
+/** " between 1 and 500" for values; " of 1 to 8 items" for sizes. */
+function bounds(min: number | undefined, max: number | undefined, unit?: string): string {
+  if (min === undefined && max === undefined) return '';
+  if (unit === undefined) {
+    if (min !== undefined && max !== undefined) return ` between ${min} and ${max}`;
+    return min !== undefined ? ` of at least ${min}` : ` of at most ${max}`;
+  }
+  if (min !== undefined && max !== undefined) return min === max ? ` of exactly ${min} ${unit}` : ` of ${min} to ${max} ${unit}`;
+  return min !== undefined ? ` of at least ${min} ${unit}` : ` of at most ${max} ${unit}`;
+}
+
+/** What a schema accepts, in a few words: "integer between 1 and 500", "one of: running, step, ended". */
+export function describeSchema(schema: Schema): string {
+  if (Array.isArray(schema.enum)) return `one of: ${schema.enum.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`;
+  if ('const' in schema) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.anyOf)) return schema.anyOf.filter(isSchema).map(describeSchema).join(' or ');
+  switch (schema.type) {
+    case 'string': {
+      const pattern = typeof schema.pattern === 'string' ? ` matching /${schema.pattern}/` : '';
+      return `string${bounds(num(schema.minLength), num(schema.maxLength), 'characters')}${pattern}`;
+    }
+    case 'integer':
+    case 'number':
+      return `${schema.type}${bounds(num(schema.minimum), num(schema.maximum))}`;
+    case 'boolean':
+      return 'true or false';
+    case 'null':
+      return 'null';
+    case 'array':
+      return `array${bounds(num(schema.minItems), num(schema.maxItems), 'items')}${isSchema(schema.items) ? ` of ${describeSchema(schema.items)}` : ''}`;
+    case 'object': {
+      if (isSchema(schema.properties)) return `object with: ${Object.keys(schema.properties).join(', ')}`;
+      return isSchema(schema.additionalProperties) ? `object of name -> ${describeSchema(schema.additionalProperties)}` : 'object';
+    }
+    default:
+      return 'a JSON value';
+  }
+}
+
+/** The schema a path leads to, or undefined past what the schema describes. */
+export function schemaAt(root: Schema, path: Path): Schema | undefined {
+  let at: Schema | undefined = root;
+  for (const key of path) {
+    if (at === undefined) return undefined;
+    // A nullable field is anyOf [the field, null]: follow the branch that can hold a key.
+    const holder: Schema | undefined = Array.isArray(at.anyOf) ? at.anyOf.filter(isSchema).find((b) => b.type === 'object' || b.type === 'array') : at;
+    if (holder === undefined) return undefined;
+    if (typeof key === 'number') at = isSchema(holder.items) ? holder.items : undefined;
+    else if (isSchema(holder.properties)) at = isSchema(holder.properties[key as string]) ? (holder.properties[key as string] as Schema) : undefined;
+    else at = isSchema(holder.additionalProperties) ? holder.additionalProperties : undefined;
+  }
+  return at;
+}
+
+function unknownArgument(root: Schema, issue: z.core.$ZodIssueUnrecognizedKeys): ArgumentError {
+  const holder = schemaAt(root, issue.path);
+  const names = holder && isSchema(holder.properties) ? Object.keys(holder.properties) : [];
+  const expected = names.length > 0 ? `one of the accepted arguments: ${names.join(', ')}` : 'no arguments';
+  return { error: `Unknown argument '${issue.keys.join("', '")}': this tool does not take it.`, field: fieldPath([...issue.path, issue.keys[0]!]), expected };
+}
+
+/** The first issue of a failed parse, as the answer to the call; `root` is the input's JSON Schema. */
+export function argumentError(root: Schema, issues: readonly z.core.$ZodIssue[]): ArgumentError {
+  const issue = issues[0]!;
+  if (issue.code === 'unrecognized_keys') return unknownArgument(root, issue);
+  const field = fieldPath(issue.path);
+  const name = field || '(arguments)';
+  if (issue.code === 'invalid_key') {
+    const record = schemaAt(root, issue.path.slice(0, -1));
+    const keys = record && isSchema(record.propertyNames) ? describeSchema(record.propertyNames) : 'string';
+    return { error: `Invalid argument '${name}': the name is not a ${keys}.`, field, expected: `a name that is a ${keys}` };
+  }
+  const at = schemaAt(root, issue.path);
+  const expected = at ? describeSchema(at) : issue.message;
+  const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
+  // zod's own text for a union no member accepts is a bare "Invalid input"; a schema's own message says more.
+  const what = missing ? 'it is required' : issue.message === 'Invalid input' ? `not ${expected}` : issue.message;
+  return { error: `Invalid argument '${name}': ${what}.`, field, expected };
+}

@@ -1,0 +1,66 @@
+/**
+ * A tool's zod schema as the JSON Schema `tools/list` sends: portable to clients that map schemas
+ * onto a single-`type` dialect (Gemini-style function declarations; the Inspector's `--strict`
+ * lint), and no larger than it needs to be, since SDK clients compile every output schema on each
+ * `listTools`.
+ */
+import { z } from 'zod';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type Node = { [key: string]: Json };
+
+const SAFE = Number.MAX_SAFE_INTEGER;
+
+function isNode(value: Json | undefined): value is Node {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isEmpty(value: Json | undefined): boolean {
+  return isNode(value) && Object.keys(value).length === 0;
+}
+
+/** Rewrites one schema object in place; its subschemas were already rewritten. */
+function tidy(node: Node): void {
+  // zod spells a nullable scalar as `type: [t, "null"]`; single-type dialects need anyOf branches.
+  if (Array.isArray(node.type)) {
+    const branches = node.type.map((t) => ({ type: t }));
+    delete node.type;
+    node.anyOf = branches;
+  }
+  // zod bounds every int by the safe-integer range: true of any JSON number a client sends, so noise.
+  if (node.minimum === -SAFE) delete node.minimum;
+  if (node.maximum === SAFE) delete node.maximum;
+  // JSON object keys are strings already.
+  if (isNode(node.propertyNames) && node.propertyNames.type === 'string' && Object.keys(node.propertyNames).length === 1) delete node.propertyNames;
+  // `{}` (any value) under these keywords is their default: an array of anything, an object with any values.
+  if (isEmpty(node.items)) delete node.items;
+  if (isEmpty(node.additionalProperties)) node.additionalProperties = true;
+}
+
+function walk(value: Json, io: 'input' | 'output'): Json {
+  if (Array.isArray(value)) return value.map((v) => walk(v, io));
+  if (!isNode(value)) return value;
+  const out: Node = {};
+  for (const [key, child] of Object.entries(value)) {
+    // `properties` maps names to schemas, `enum`/`const`/`default` hold values: only schemas are rewritten.
+    if (key === 'properties' && isNode(child)) out[key] = Object.fromEntries(Object.entries(child).map(([name, schema]) => [name, walk(schema, io)]));
+    else if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') out[key] = child;
+    else out[key] = walk(child, io);
+  }
+  tidy(out);
+  // Closed inputs tell a caller no other argument exists; an answer may gain fields without
+  // breaking a client that validates it, and the schema is shorter.
+  if (io === 'output' && out.additionalProperties === false) delete out.additionalProperties;
+  return out;
+}
+
+/**
+ * The JSON Schema of a tool's input (`io: 'input'`: defaults make fields optional) or output. No
+ * `$schema`: these schemas use only keywords draft-07 and 2020-12 read alike, and a client assumes
+ * one of those.
+ */
+export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const raw = z.toJSONSchema(schema, { target: 'draft-7', io }) as Node;
+  delete raw.$schema;
+  return walk(raw, io) as Record<string, unknown>;
+}

@@ -1,0 +1,175 @@
+/**
+ * The tool layer itself, through the SDK client: bad arguments answer isError with JSON
+ * `{error, field, expected}` like every other error, the tool list is built once and portable,
+ * and rl_read_log reads logs bounded, paged and redacted.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { z } from 'zod';
+import { argumentError, describeSchema } from '../src/mcp/tools/argumentErrors.js';
+import { defineTool } from '../src/mcp/tools/define.js';
+import { toolJsonSchema } from '../src/mcp/tools/jsonSchema.js';
+import { listedTool } from '../src/mcp/tools/registry.js';
+import { connectInMemory } from './helpers/client.js';
+import { writeRunDir } from './helpers/registry.js';
+import { TINKER_KEY } from './helpers/runs.js';
+import { tempDir } from './helpers/tmp.js';
+
+test('argument errors name the field and what it accepts (table)', () => {
+  const input = z
+    .object({
+      run_id: z.string().regex(/^[0-9a-f]{8}$/, 'a run_id is 8 hex characters'),
+      samples: z.number().int().min(1).max(500).default(10),
+      until: z.enum(['running', 'step', 'ended']).optional(),
+      models: z.array(z.string().max(8)).min(1).max(8).optional(),
+      config: z.record(z.string().min(1), z.union([z.string(), z.number()])).optional(),
+      note: z.string().nullable().optional(),
+    })
+    .strict();
+  const schema = toolJsonSchema(input, 'input');
+  const cases: Array<[Record<string, unknown>, string, string, RegExp]> = [
+    [{}, 'run_id', 'string matching /^[0-9a-f]{8}$/', /'run_id': it is required/],
+    [{ run_id: 5 }, 'run_id', 'string matching /^[0-9a-f]{8}$/', /expected string, received number/],
+    [{ run_id: 'zz' }, 'run_id', 'string matching /^[0-9a-f]{8}$/', /a run_id is 8 hex characters/],
+    [{ run_id: 'deadbeef', samples: 501 }, 'samples', 'integer between 1 and 500', /'samples'/],
+    [{ run_id: 'deadbeef', samples: 1.5 }, 'samples', 'integer between 1 and 500', /expected int/],
+    [{ run_id: 'deadbeef', until: 'soon' }, 'until', 'one of: running, step, ended', /'until'/],
+    [{ run_id: 'deadbeef', models: [] }, 'models', 'array of 1 to 8 items of string of at most 8 characters', /'models'/],
+    [{ run_id: 'deadbeef', models: ['waytoolongname'] }, 'models[0]', 'string of at most 8 characters', /'models\[0\]'/],
+    [{ run_id: 'deadbeef', config: { a: true } }, 'config.a', 'string or number', /not string or number/],
+    [{ run_id: 'deadbeef', config: { '': 1 } }, 'config.', 'a name that is a string of at least 1 characters', /the name is not/],
+    [{ run_id: 'deadbeef', note: 3 }, 'note', 'string or null', /'note'/],
+    [{ run_id: 'deadbeef', bogus: 1 }, 'bogus', 'one of the accepted arguments: run_id, samples, until, models, config, note', /Unknown argument 'bogus'/],
+  ];
+  for (const [args, field, expected, error] of cases) {
+    const parsed = input.safeParse(args);
+    assert.equal(parsed.success, false, JSON.stringify(args));
+    const answer = argumentError(schema, parsed.error!.issues);
+    assert.deepEqual([answer.field, answer.expected], [field, expected], JSON.stringify(args));
+    assert.match(answer.error, error, JSON.stringify(args));
+  }
+  assert.equal(describeSchema({ type: 'number', minimum: 0 }), 'number of at least 0');
+  assert.equal(describeSchema({ type: 'boolean' }), 'true or false');
+});
+
+test('a listed schema is portable: no type arrays, no bare {} schemas, no safe-integer noise; _meta passes through', () => {
+  const tool = defineTool({
+    name: 'probe',
+    title: 'Probe',
+    description: 'd',
+    input: z.object({ n: z.number().int().nullable(), any: z.array(z.unknown()) }).strict(),
+    output: z.object({ free: z.record(z.string(), z.unknown()), maybe: z.string().nullable() }),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    meta: { ui: { resourceUri: 'ui://probe' } },
+    handler: () => ({ free: {}, maybe: null }),
+  });
+  const listed = listedTool(tool);
+  assert.deepEqual(listed.inputSchema, {
+    type: 'object',
+    properties: { n: { anyOf: [{ type: 'integer' }, { type: 'null' }] }, any: { type: 'array' } },
+    required: ['n', 'any'],
+    additionalProperties: false,
+  });
+  assert.deepEqual(listed.outputSchema, {
+    type: 'object',
+    properties: { free: { type: 'object', additionalProperties: true }, maybe: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
+    required: ['free', 'maybe'],
+  });
+  assert.deepEqual(listed._meta, { ui: { resourceUri: 'ui://probe' } });
+});
+
+describe('through the SDK client', async () => {
+  const home = join(tempDir('rlmcp-calls-'), 'rl_training');
+  const h = await connectInMemory({ RL_HOME: home, TINKER_API_KEY: TINKER_KEY });
+
+  test('bad arguments answer isError {error, field, expected}; the server goes on answering', async () => {
+    const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
+      ['rl_get_results', { run_id: 'deadbeef', samples: 501 }, 'samples', /^integer between 1 and 500$/],
+      ['rl_get_results', { run_id: 'deadbeef', samples: 'ten' }, 'samples', /^integer between 1 and 500$/],
+      ['rl_wait_for_run', { run_id: 'deadbeef', until: 'soon' }, 'until', /^one of: running, step, ended$/],
+      ['rl_list_runs', { limit: 5, bogus: true }, 'bogus', /accepted arguments: limit, cursor, status, environment/],
+      ['rl_check_status', { run_id: 'NOT-AN-ID' }, 'run_id', /matching/],
+      ['rl_start_training', { config: Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}`, 1])) }, '(arguments)', /at most 1000 elements/],
+      ['rl_no_such_tool', {}, 'name', /rl_list_environments/],
+    ];
+    for (const [tool, args, field, expected] of cases) {
+      const answer = await h.call(tool, args);
+      assert.equal(answer.isError, true, `${tool} ${JSON.stringify(args).slice(0, 80)}`);
+      assert.equal(typeof answer.json.error, 'string', JSON.stringify(answer.json));
+      assert.equal(answer.json.field, field, JSON.stringify(answer.json));
+      assert.match(answer.json.expected, expected, JSON.stringify(answer.json));
+      const next = await h.call('rl_list_runs', {});
+      assert.equal(next.isError, false, 'the next call is answered');
+    }
+  });
+
+  test('tools/list is the same list on every call, in ALL_TOOLS order', async () => {
+    const first = await h.client.listTools();
+    const second = await h.client.listTools();
+    assert.deepEqual(first, second);
+    assert.ok(first.tools.some((t) => t.name === 'rl_read_log'));
+    for (const tool of first.tools) assert.doesNotMatch(JSON.stringify(tool), /"type":\[|"\$schema"|9007199254740991/, tool.name);
+  });
+
+  const runId = 'abcd1234';
+  const run = writeRunDir(home, { runId, createdMs: Date.now() });
+  const lines = Array.from({ length: 1000 }, (_, i) => `line ${i} ${i % 100 === 7 ? `ERROR key=${TINKER_KEY}` : 'ok'}`);
+  lines[500] = `line 500 ${'z'.repeat(5000)}`;
+  writeFileSync(run.logs.trainer, lines.join('\n') + '\n');
+  const size = statSync(run.logs.trainer).size;
+
+  test('rl_read_log: the tail, pages forward from an offset, grep, redaction, long lines cut', async () => {
+    const tail = await h.call('rl_read_log', { run_id: runId, lines: 3 });
+    assert.equal(tail.isError, false, JSON.stringify(tail.json));
+    assert.deepEqual(tail.json.lines, ['line 997 ok', 'line 998 ok', 'line 999 ok']);
+    assert.deepEqual([tail.json.process, tail.json.next_offset, tail.json.size, tail.json.truncated], ['trainer', size, size, true]);
+    assert.equal(tail.json.uri, `rl://runs/${runId}/logs/trainer`);
+
+    const first = await h.call('rl_read_log', { run_id: runId, offset: 0, lines: 2 });
+    assert.deepEqual(first.json.lines, ['line 0 ok', 'line 1 ok']);
+    const second = await h.call('rl_read_log', { run_id: runId, offset: first.json.next_offset, lines: 2 });
+    assert.deepEqual(second.json.lines, ['line 2 ok', 'line 3 ok']);
+    assert.equal(second.json.first_offset, first.json.next_offset);
+
+    const errors = await h.call('rl_read_log', { run_id: runId, grep: 'error KEY=', lines: 500 });
+    assert.equal(errors.json.lines.length, 10);
+    assert.ok(errors.json.lines.every((l: string) => l.includes('ERROR key=') && !l.includes(TINKER_KEY)), errors.json.lines[0]);
+    assert.equal(errors.json.truncated, false);
+    const probe = await h.call('rl_read_log', { run_id: runId, grep: TINKER_KEY.slice(0, 20) });
+    assert.deepEqual(probe.json.lines, [], 'grep sees redacted lines only: it cannot probe for a key');
+
+    const page = await h.call('rl_read_log', { run_id: runId, offset: 0, lines: 500 });
+    assert.deepEqual([page.json.lines.length, page.json.lines[499]], [500, 'line 499 ok']);
+    const long = await h.call('rl_read_log', { run_id: runId, grep: 'zzzz' });
+    assert.match(long.json.lines[0], /^line 500 z+\.\.\. \[4009 more characters\]$/);
+  });
+
+  test('rl_read_log: an inference test model\'s log by model id; clear refusals', async () => {
+    const testDir = join(home, 'inference_tests', 'feed0001');
+    mkdirSync(testDir, { recursive: true });
+    writeFileSync(join(testDir, '1-qwen_qwen3-8b.log'), 'qwen says hi\n');
+    writeFileSync(join(testDir, '2-test_half.log'), 'half says hi\n');
+    const qwen = await h.call('rl_read_log', { test_id: 'feed0001', model: 'qwen/qwen3-8b' });
+    assert.equal(qwen.isError, false, JSON.stringify(qwen.json));
+    assert.deepEqual(qwen.json.lines, ['qwen says hi']);
+    assert.equal(qwen.json.uri, 'rl://inference-tests/feed0001/1-qwen_qwen3-8b.log');
+
+    const refusals: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ test_id: 'feed0001' }, 'model', /1-qwen_qwen3-8b\.log, 2-test_half\.log/],
+      [{ test_id: 'feed0001', model: 'nope' }, 'model', /no log for model 'nope'/],
+      [{ run_id: runId, test_id: 'feed0001' }, 'run_id', /exactly one/],
+      [{}, 'run_id', /exactly one/],
+      [{ run_id: runId, process: 'worker' }, 'process', /one of: api, trainer, env/],
+      [{ run_id: runId, offset: size + 10 }, 'offset', /past the end/],
+      [{ run_id: 'ffff0000' }, '', /not found/],
+    ];
+    for (const [args, field, message] of refusals) {
+      const answer = await h.call('rl_read_log', args);
+      assert.equal(answer.isError, true, JSON.stringify(args));
+      assert.match(JSON.stringify(answer.json), message, JSON.stringify(answer.json));
+      if (field) assert.equal(answer.json.field, field, JSON.stringify(answer.json));
+    }
+  });
+});

@@ -18,6 +18,10 @@ import { KEY as ENDPOINT_KEY, startEndpoint } from './helpers/inference.js';
 import { killLeftovers, newHome, runServerEnv, waitForRun } from './helpers/runs.js';
 import { runRecord, writeRunDirs } from './helpers/registry.js';
 import { tempDir } from './helpers/tmp.js';
+import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
+import { startFakeTinkerOai } from './fakes/tinkerOaiServer.js';
+import { TINKER_KEY } from './helpers/runs.js';
+import { MAX_LISTED_CHECKPOINTS } from '../src/domain/evaluation/checkpoints.js';
 
 const MAX_ANSWER_CHARS = 40_000;
 const LONG = 'x'.repeat(60_000);
@@ -26,6 +30,9 @@ const wandb = await FakeWandb.start({ apiKey: WANDB_KEY });
 after(() => wandb.close());
 const models = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`test/model-${i}`, { mode: 'half' as const }]));
 const endpoint = await startEndpoint(models);
+// Every checkpoint path answers, so each listed checkpoint is evaluated in full.
+const tinker = await startFakeTinkerOai({ apiKey: TINKER_KEY, baseModels: { 'Qwen/Qwen3-8B': 0.5 }, checkpoint: () => 0.5, solve: gsm8kSolver() });
+after(() => tinker.close());
 const install = await makeFakeInstall();
 install.trainerControl({ step_seconds: 0.01 });
 const home = newHome();
@@ -59,12 +66,15 @@ function wandbRun(runId: string, minutes: number, steps: number): RunRecord {
 writeRunDirs(home, 250);
 const wide = Array.from({ length: 10 }, (_, i) => wandbRun(`cccc000${i}`, i, i === 0 ? 2000 : 300));
 const env = await runServerEnv(install, home, {
+  // Enough saved steps for rl_evaluate's largest set of checkpoints.
+  lockedEnv: { total_steps: MAX_LISTED_CHECKPOINTS + 2 },
   env: {
     RL_ENVIRONMENTS_DIRS: environmentTree(),
     WANDB_API_KEY: WANDB_KEY,
     WANDB_BASE_URL: wandb.url,
     WANDB_ENTITY: ENTITY,
     OPENROUTER_API_KEY: ENDPOINT_KEY,
+    TINKER_OAI_BASE_URL: tinker.baseUrl,
   },
 });
 const h: InMemoryHarness = await connectInMemory(env);
@@ -79,6 +89,7 @@ async function stringField(): Promise<string> {
 
 let startedRun: string | undefined;
 let testId: string | undefined;
+let evalId: string | undefined;
 
 /** Each tool at its limits, in ALL_TOOLS order; each entry may rely on the ones before it. */
 const AT_LIMITS: Record<string, () => Promise<Record<string, unknown>>> = {
@@ -89,6 +100,7 @@ const AT_LIMITS: Record<string, () => Promise<Record<string, unknown>>> = {
     return {};
   },
   rl_edit_config: async () => ({ field: await stringField(), value: LONG }),
+  rl_estimate_cost: async () => ({ environment: 'gsm8k', config: { [await stringField()]: LONG, group_size: 16 } }),
   rl_start_training: async () => ({ environment: 'gsm8k', config: { [await stringField()]: LONG, group_size: 16 } }),
   rl_check_status: async () => ({ run_id: wide[0]!.run_id }),
   rl_wait_for_run: async () => ({ run_id: startedRun!, until: 'ended', timeout_seconds: 50 }),
@@ -98,6 +110,8 @@ const AT_LIMITS: Record<string, () => Promise<Record<string, unknown>>> = {
   rl_compare_runs: async () => ({ run_ids: wide.map((r) => r.run_id), metric: 'percent_correct' }),
   rl_read_log: async () => ({ run_id: wide[0]!.run_id, process: 'trainer', lines: 500 }),
   rl_test_inference: async () => ({ models: Object.keys(models), num_steps: 50, group_size: 64, base_url: endpoint.baseUrl, wait_seconds: 280, timeout_seconds: 600 }),
+  rl_evaluate: async () => ({ run_id: startedRun!, checkpoints: 'all', method: 'process', num_items: 200, group_size: 2, wait_seconds: 280 }),
+  rl_get_rollouts: async () => ({ test_id: testId!, limit: 10, filter: 'worst' }),
   rl_doctor: async () => ({}),
 };
 
@@ -116,6 +130,7 @@ test('every answer at its limits is under 40,000 characters (about 10k tokens at
       await waitForRun(h, startedRun!, 'ended', (r) => ['completed', 'failed', 'stopped'].includes(r.status));
     }
     if (tool.name === 'rl_test_inference') testId = answer.json.test_id;
+    if (tool.name === 'rl_evaluate') evalId = answer.json.eval_id;
     const text = answer.raw.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
     sizes[tool.name] = text.length;
     assert.ok(text.length < MAX_ANSWER_CHARS, `${tool.name} answered ${text.length} characters`);
@@ -131,6 +146,9 @@ test('every answer at its limits is under 40,000 characters (about 10k tokens at
   const tested = await h.call('rl_test_inference', { test_id: testId! });
   assert.equal(tested.json.models_tested.length, 8);
   assert.equal(tested.json.models_tested[0].steps.length, 50);
+  const evaluated = await h.call('rl_evaluate', { eval_id: evalId! });
+  assert.equal(evaluated.json.status, 'completed', JSON.stringify(evaluated.json).slice(0, 600));
+  assert.equal(evaluated.json.models.length, MAX_LISTED_CHECKPOINTS + 1);
   const envs = await h.call('rl_list_environments', { limit: 100 });
   assert.ok(envs.json.next_offset > 0 && envs.json.total > 300, JSON.stringify({ count: envs.json.count, total: envs.json.total }));
 });

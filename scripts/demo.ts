@@ -1,11 +1,15 @@
 /**
  * `npm run demo`: the server's main job, end to end, on the bundled example environments. It
- * drives the built server over stdio as an MCP client would: list, select, configure (including
- * a refused edit of a locked field), start a training run, follow it to the end, read its results.
- * Tinker and Atropos are the simulated install the tests use (fake run-api and launch_training.py
- * printing the real log lines), so it needs no key and costs nothing.
+ * checks its own prerequisites, builds the server when the sources are newer than the bundle, and
+ * drives it over stdio as an MCP client would: list, select, configure (including a refused edit
+ * of a locked field), smoke-test the environment with rl_test_inference (as the instructions tell
+ * an agent to, before paying for training), start a training run, follow it to the end, read its
+ * results. Tinker, Atropos and the model endpoint are the simulated ones the tests use (fake
+ * run-api and launch_training.py printing the real log lines, a local OpenAI-style endpoint), so it
+ * needs no key and costs nothing.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,8 +17,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { stringify } from 'yaml';
+import { gsm8kSolver } from '../test/fakes/gsm8kAnswers.js';
+import { startFakeOpenAI } from '../test/fakes/openaiServer.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
-import { DIST_ENTRY, freePort } from '../test/helpers/tmp.js';
+import { DIST_ENTRY, freePort, REPO_ROOT } from '../test/helpers/tmp.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'stopped', 'unknown']);
 
@@ -22,9 +28,79 @@ function say(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
+type Call = (name: string, args?: Record<string, unknown>) => Promise<{ isError: boolean; json: any }>;
+
+/** The key of the local endpoint standing in for OpenRouter. */
+const ENDPOINT_KEY = 'sk-or-demo-not-a-real-key';
+
+/** rl_test_inference against the local endpoint: a few real rollouts before paying for training. */
+async function smokeTest(call: Call, baseUrl: string): Promise<void> {
+  let answer = await call('rl_test_inference', { models: ['demo/qwen3-8b'], base_url: baseUrl, num_steps: 1, group_size: 2, wait_seconds: 50 });
+  while (!answer.isError && answer.json.status === 'running') answer = await call('rl_test_inference', { test_id: answer.json.test_id, wait_seconds: 50 });
+  if (answer.isError) throw new Error(`rl_test_inference refused: ${answer.json.error}`);
+  const tested = (answer.json.models_tested ?? []) as Array<{ model: string; accuracy?: number; error?: string }>;
+  say(`> rl_test_inference (a local OpenAI-style endpoint at ${baseUrl}): ${answer.json.status}; ${tested.map((m) => `${m.model}: ${m.error ?? `accuracy ${m.accuracy}`}`).join(', ')}`);
+}
+
+/** A run that did not complete: its error and the end of each log, as an agent would read them. */
+async function explainFailure(client: Client, status: { run_id: string; error?: string }): Promise<void> {
+  say(`  error: ${status.error ?? '(none recorded)'}`);
+  for (const process of ['trainer', 'env', 'api']) {
+    const read = await client.readResource({ uri: `rl://runs/${status.run_id}/logs/${process}` }).catch(() => undefined);
+    const text = read?.contents[0] && 'text' in read.contents[0] ? read.contents[0].text : '';
+    const tail = text.trimEnd().split('\n').slice(-10);
+    if (tail.join('') !== '') say(`  ${process}.log, last lines:\n${tail.map((l) => `    ${l}`).join('\n')}`);
+  }
+}
+
+const PYTHON_FIX = "python3 -m pip install 'pydantic>=2' PyYAML";
+
+/** What the simulated install needs of python3, each with the command that fixes it; empty when all is there. */
+function missingPrerequisites(): string[] {
+  const probe = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) return ['python3 is not on PATH: install Python 3.11 or newer (https://www.python.org/downloads/, or your package manager)'];
+  const version = probe.stdout.trim();
+  const [major, minor] = version.split('.').map(Number) as [number, number];
+  if (major < 3 || (major === 3 && minor < 11)) return [`python3 is ${version}; 3.11 or newer is needed: install it and put it first on PATH`];
+  const missing: string[] = [];
+  const pydantic = spawnSync('python3', ['-c', 'import pydantic; print(pydantic.VERSION)'], { encoding: 'utf8' });
+  if (pydantic.status !== 0) missing.push(`pydantic is not importable by python3: ${PYTHON_FIX}`);
+  else if (!pydantic.stdout.trim().startsWith('2.')) missing.push(`pydantic is ${pydantic.stdout.trim()}; version 2 is needed: ${PYTHON_FIX}`);
+  if (spawnSync('python3', ['-c', 'import yaml']).status !== 0) missing.push(`PyYAML is not importable by python3: ${PYTHON_FIX}`);
+  return missing;
+}
+
+function newestMtime(dir: string): number {
+  return Math.max(...readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((name) => statSync(join(dir, name)).mtimeMs));
+}
+
+/** Builds dist/index.js when it is missing or older than a source file, saying so: the build prints nothing while it works. */
+function buildIfStale(): void {
+  let built = 0;
+  try {
+    built = statSync(DIST_ENTRY).mtimeMs;
+  } catch {
+    // Not built yet.
+  }
+  if (built > newestMtime(join(REPO_ROOT, 'src'))) return;
+  say('Building the server (type check, then one bundle in dist/index.js; 10-30 s)...');
+  const started = Date.now();
+  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts', 'build.ts')], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('the build failed (its errors are above)');
+  say(`Built in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
+}
+
 async function main(): Promise<void> {
+  const missing = missingPrerequisites();
+  if (missing.length > 0) {
+    say(`The demo cannot run yet:\n${missing.map((m) => `  - ${m}`).join('\n')}`);
+    process.exitCode = 1;
+    return;
+  }
+  buildIfStale();
   const work = mkdtempSync(join(tmpdir(), 'rl-training-mcp-demo-'));
   const client = new Client({ name: 'rl-training-mcp-demo', version: '1.0.0' });
+  const endpoint = await startFakeOpenAI({ apiKey: ENDPOINT_KEY, models: { 'demo/qwen3-8b': { mode: 'right' } }, solve: gsm8kSolver() });
   try {
     const install = await makeFakeInstall({ dir: work });
     install.trainerControl({ step_seconds: 0.4 });
@@ -42,6 +118,7 @@ async function main(): Promise<void> {
       RL_INFERENCE_PORT: String(await freePort()),
       RL_STATUS_MIN_INTERVAL_SECONDS: '0',
       TINKER_API_KEY: 'demo-key-not-a-real-one',
+      OPENROUTER_API_KEY: ENDPOINT_KEY,
       LOG_LEVEL: 'warn',
     };
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [DIST_ENTRY], env, stderr: 'ignore' }));
@@ -69,6 +146,8 @@ async function main(): Promise<void> {
     const typo = await call('rl_edit_config', { field: 'group_size', value: 'sixteen' });
     say(`> rl_edit_config group_size "sixteen": refused: ${typo.json.error} (expected ${typo.json.expected})`);
 
+    await smokeTest(call, endpoint.baseUrl);
+
     const started = await call('rl_start_training');
     if (started.isError) throw new Error(`rl_start_training refused: ${started.json.error}`);
     const runId = started.json.run_id as string;
@@ -94,9 +173,13 @@ async function main(): Promise<void> {
     const runs = await call('rl_list_runs');
     say(`> rl_list_runs: ${runs.json.runs.map((r: { run_id: string; status: string }) => `${r.run_id} ${r.status}`).join(', ')}`);
     say(`\nWith a real tinker-atropos checkout and keys, the same calls train for real: see README "Connecting a client".`);
-    if (status.status !== 'completed') process.exitCode = 1;
+    if (status.status !== 'completed') {
+      await explainFailure(client, status);
+      process.exitCode = 1;
+    }
   } finally {
     await client.close();
+    await endpoint.close();
     rmSync(work, { recursive: true, force: true });
   }
 }

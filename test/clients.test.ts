@@ -1,6 +1,8 @@
 /**
- * The client configurations we publish (mcp.json and the README snippets) are parsed the way each
- * client reads them, and the command each names is started and answers tools/list.
+ * The client configurations we publish (clients/, the checkout's .mcp.json, the README's
+ * Inspector command), each parsed the way its client reads it and checked against that client's
+ * documented format (docs/clients.md); then the server is started from each, with the
+ * placeholders filled in and the variables expanded as the client would, and answers tools/list.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,9 +14,6 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT, tempDir } from './helpers/tmp.js';
 
-const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-const PLACEHOLDER = '/absolute/path/to/rl-training-mcp';
-
 interface ServerEntry {
   type?: string;
   command: string;
@@ -23,29 +22,70 @@ interface ServerEntry {
   timeout?: number;
 }
 
-/** The fenced block that follows `<!-- snippet: name -->` in the README. */
-function snippet(name: string): string {
-  const match = new RegExp(`<!-- snippet: ${name} -->\\s*\`\`\`\\w*\\n([\\s\\S]*?)\`\`\``).exec(README);
-  assert.ok(match, `README has a ${name} snippet`);
-  return match[1]!;
+interface ClientFormat {
+  client: string;
+  file: string;
+  topKey: string;
+  parse: (text: string) => any;
+  /** A value written with this client's variable syntax; `expand` replaces each as the client does. */
+  variable: RegExp;
+  expand: (value: string, vars: Record<string, string>) => string;
+  requiresType: boolean;
+  cwd: string;
 }
 
-/** `${VAR}` / `${VAR:-default}` as Claude Code and Hermes expand them. */
-function expand(value: string, vars: Record<string, string>): string {
-  return value.replace(/\$\{(\w+)(?::-([^}]*))?\}/g, (_, name: string, fallback?: string) => vars[name] ?? fallback ?? '');
-}
+const TEST_VARS = { TINKER_API_KEY: 'tml-snippet-test', 'tinker-api-key': 'tml-snippet-test' };
+const shellStyle = (value: string, vars: Record<string, string>): string =>
+  value.replace(/\$\{(\w+)(?::-([^}]*))?\}/g, (_, name: string, fallback?: string) => vars[name] ?? fallback ?? '');
+const editorStyle = (value: string, vars: Record<string, string>): string => value.replace(/\$\{(?:env|input):([\w-]+)\}/g, (_, name: string) => vars[name] ?? '');
+/** Hermes keeps an unset variable as it is. */
+const hermesStyle = (value: string, vars: Record<string, string>): string => value.replace(/\$\{(\w+)\}/g, (whole, name: string) => vars[name] ?? whole);
 
-async function answersToolsList(entry: ServerEntry, cwd: string): Promise<void> {
-  const vars = { TINKER_API_KEY: 'tml-snippet-test' };
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', RL_HOME: tempDir(), LOG_LEVEL: 'error' };
-  for (const [k, v] of Object.entries(entry.env ?? {})) {
-    const expanded = expand(v, vars);
-    // Placeholders in a snippet (a path to fill in) are not for this machine.
-    if (!expanded.includes('/absolute/path/to/')) env[k] = expanded;
+const FORMATS: ClientFormat[] = [
+  { client: 'Claude Desktop', file: 'clients/claude_desktop_config.json', topKey: 'mcpServers', parse: JSON.parse, variable: /(?!)/, expand: (v) => v, requiresType: false, cwd: '/' },
+  { client: 'Claude Code', file: 'clients/claude-code/.mcp.json', topKey: 'mcpServers', parse: JSON.parse, variable: /^\$\{\w+(:-[^}]*)?\}$/, expand: shellStyle, requiresType: true, cwd: '/' },
+  { client: 'Claude Code (this checkout)', file: '.mcp.json', topKey: 'mcpServers', parse: JSON.parse, variable: /^\$\{\w+(:-[^}]*)?\}$/, expand: shellStyle, requiresType: true, cwd: REPO_ROOT },
+  { client: 'VS Code', file: 'clients/vscode/.vscode/mcp.json', topKey: 'servers', parse: JSON.parse, variable: /^\$\{(env|input):[\w-]+\}$/, expand: editorStyle, requiresType: true, cwd: '/' },
+  { client: 'Cursor', file: 'clients/cursor/.cursor/mcp.json', topKey: 'mcpServers', parse: JSON.parse, variable: /^\$\{env:\w+\}$/, expand: editorStyle, requiresType: false, cwd: '/' },
+  { client: 'Hermes', file: 'clients/hermes/config.yaml', topKey: 'mcp_servers', parse: parseYaml, variable: /^\$\{\w+\}$/, expand: hermesStyle, requiresType: false, cwd: '/' },
+];
+
+const SETTINGS = /^(TINKER_ATROPOS_ROOT|TINKER_API_KEY|WANDB_API_KEY|OPENROUTER_API_KEY)$/;
+/** A value that is plainly not a secret: a path to fill in, or a description of the key to paste. */
+const PLACEHOLDER = /^(\/absolute\/path\/to\/[\w./-]+|<your [^>]+>)$/;
+
+function entryOf(format: ClientFormat): { config: any; entry: ServerEntry } {
+  const config = format.parse(readFileSync(join(REPO_ROOT, format.file), 'utf8'));
+  assert.deepEqual(Object.keys(config).filter((k) => k !== 'inputs'), [format.topKey], `${format.client}: top-level key`);
+  const entry = config[format.topKey]?.['rl-training'] as ServerEntry | undefined;
+  assert.ok(entry, `${format.client} names the rl-training server`);
+  assert.equal(typeof entry.command, 'string');
+  assert.ok(Array.isArray(entry.args) && entry.args.every((a) => typeof a === 'string'), `${format.client}: args is a list of strings`);
+  if (format.requiresType) assert.equal(entry.type, 'stdio', `${format.client}: type`);
+  assert.match(entry.args.at(-1)!, /dist\/index\.js$/, `${format.client}: the built entry point`);
+  for (const arg of entry.args) assert.doesNotMatch(arg, /KEY|key=|\$\{/, `${format.client}: no secret or variable in args`);
+  for (const [name, value] of Object.entries(entry.env ?? {})) {
+    assert.match(name, SETTINGS, `${format.client}: env ${name}`);
+    assert.ok(format.variable.test(value) || PLACEHOLDER.test(value), `${format.client}: ${name}=${value} is a variable or a placeholder, never a secret`);
   }
-  const args = entry.args.map((a) => expand(a, vars).replace(PLACEHOLDER, REPO_ROOT));
+  return { config, entry };
+}
+
+async function answersToolsList(format: ClientFormat, entry: ServerEntry): Promise<void> {
+  // The user pastes the Tinker key where Claude Desktop's file describes it.
+  const fill = (value: string): string =>
+    format
+      .expand(value, TEST_VARS)
+      .replace(/^<your Tinker key[^>]*>$/, TEST_VARS.TINKER_API_KEY).replace('/absolute/path/to/rl-training-mcp', REPO_ROOT).replace('/absolute/path/to/node', process.execPath);
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', RL_HOME: tempDir(), LOG_LEVEL: 'error' };
+  for (const [name, value] of Object.entries(entry.env ?? {})) {
+    const filled = fill(value);
+    // A path this machine does not have, or a key's description, is left for the user.
+    if (!PLACEHOLDER.test(filled)) env[name] = filled;
+  }
+  assert.equal(env.TINKER_API_KEY, TEST_VARS.TINKER_API_KEY, `${format.client}: the key reaches the server`);
   const client = new Client({ name: 'snippet-test', version: '0' });
-  await client.connect(new StdioClientTransport({ command: entry.command, args, env, cwd, stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: fill(entry.command), args: entry.args.map(fill), env, cwd: format.cwd, stderr: 'ignore' }));
   try {
     const { tools } = await client.listTools();
     assert.ok(tools.some((t) => t.name === 'rl_start_training'));
@@ -54,46 +94,27 @@ async function answersToolsList(entry: ServerEntry, cwd: string): Promise<void> 
   }
 }
 
-function checkEntry(entry: ServerEntry | undefined, what: string): ServerEntry {
-  assert.ok(entry, `${what} names the rl-training server`);
-  assert.equal(entry.command, 'node', `${what}: command`);
-  assert.match(entry.args.at(-1)!, /dist\/index\.js$/, `${what}: the built entry point`);
-  for (const arg of entry.args) assert.doesNotMatch(arg, /KEY|key=/, `${what}: no secret in args`);
-  for (const name of Object.keys(entry.env ?? {})) assert.match(name, /^(TINKER_ATROPOS_ROOT|TINKER_API_KEY|WANDB_API_KEY|OPENROUTER_API_KEY)$/, `${what}: env ${name}`);
-  return entry;
+for (const format of FORMATS) {
+  test(`${format.client} (${format.file}): the documented format, and the server starts from it`, async () => {
+    const { config, entry } = entryOf(format);
+    if (format.client === 'Claude Desktop') {
+      assert.ok(entry.command.startsWith('/'), 'the absolute path of node: Claude Desktop does not see nvm or the shell PATH');
+      assert.ok(entry.args.every((a) => a.startsWith('/')), 'absolute paths: Claude Desktop starts servers in /');
+    }
+    if (format.client === 'VS Code') {
+      const input = (config.inputs as Array<Record<string, unknown>>).find((i) => i.id === 'tinker-api-key');
+      assert.deepEqual({ type: input?.type, password: input?.password }, { type: 'promptString', password: true }, 'the key is asked for, hidden');
+    }
+    if (format.client === 'Hermes') assert.equal(entry.timeout, 300, 'rl_test_inference may wait');
+    await answersToolsList(format, entry);
+  });
 }
 
-test('mcp.json (Claude Code project config) starts the server from the checkout', async () => {
-  const config = JSON.parse(readFileSync(join(REPO_ROOT, 'mcp.json'), 'utf8')) as { mcpServers: Record<string, ServerEntry> };
-  const entry = checkEntry(config.mcpServers['rl-training'], 'mcp.json');
-  assert.equal(entry.type, 'stdio');
-  assert.deepEqual(entry.args, ['dist/index.js']);
-  await answersToolsList(entry, REPO_ROOT);
-});
-
-test('README Claude Desktop snippet: absolute paths, keys in env', async () => {
-  const entry = checkEntry((JSON.parse(snippet('claude-desktop')) as { mcpServers: Record<string, ServerEntry> }).mcpServers['rl-training'], 'Claude Desktop');
-  assert.ok(entry.args.every((a) => a.startsWith('/')), 'absolute paths (Claude Desktop may start servers with cwd /)');
-  assert.ok(entry.env?.TINKER_API_KEY, 'keys go in env');
-  await answersToolsList(entry, '/');
-});
-
-test('README Claude Code snippet: ${VAR} expansion for keys', async () => {
-  const entry = checkEntry((JSON.parse(snippet('claude-code')) as { mcpServers: Record<string, ServerEntry> }).mcpServers['rl-training'], 'Claude Code');
-  assert.equal(entry.type, 'stdio');
-  for (const value of Object.values(entry.env ?? {})) assert.match(value, /^\$\{\w+(:-[^}]*)?\}$/);
-  await answersToolsList(entry, tempDir());
-});
-
-test('README Hermes snippet: mcp_servers with timeout 300', async () => {
-  const config = parseYaml(snippet('hermes')) as { mcp_servers: Record<string, ServerEntry> };
-  const entry = checkEntry(config.mcp_servers['rl-training'], 'Hermes');
-  assert.equal(entry.timeout, 300);
-  await answersToolsList(entry, tempDir());
-});
-
 test('README Inspector command lists the tools', async () => {
-  const line = snippet('inspector').split('\n').find((l) => l.includes('--method tools/list'));
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const block = /<!-- snippet: inspector -->\s*```\w*\n([\s\S]*?)```/.exec(readme);
+  assert.ok(block, 'README has the Inspector snippet');
+  const line = block[1]!.split('\n').find((l) => l.includes('--method tools/list'));
   assert.ok(line, 'an Inspector CLI line');
   const out = await new Promise<string>((resolve, reject) => {
     execFile('sh', ['-c', line], { cwd: REPO_ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, RL_HOME: tempDir(), LOG_LEVEL: 'error' }, timeout: 240_000 }, (err, stdout, stderr) =>

@@ -227,8 +227,8 @@ test('the command: negative values glued on with =, the key only in the --config
 });
 
 /** A model process running a Python one-liner script in `dir`, logging to dir/model.log, redacting KEY. */
-function pythonChild(dir: string, script: string, env: Record<string, string> = {}): ModelProcess {
-  return new ModelProcess({
+function pythonChild(dir: string, script: string, env: Record<string, string> = {}): Promise<ModelProcess> {
+  return ModelProcess.start({
     file: 'python3',
     args: ['-c', script],
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -252,7 +252,7 @@ test('child output is redacted even when the key is split across writes or sits 
     'sys.stderr.write("a" * 70000 + key[:10]); sys.stderr.flush(); time.sleep(0.2)',
     'sys.stderr.write(key[10:] + "\\n")',
   ].join('\n');
-  const outcome = await pythonChild(dir, script, { SECRET: KEY }).done;
+  const outcome = await (await pythonChild(dir, script, { SECRET: KEY })).done;
   assert.equal(outcome.exitCode, 0);
   const log = readFileSync(join(dir, 'model.log'), 'utf8');
   assert.ok(!log.includes(KEY.slice(0, 10)), 'no part of the key is in the log');
@@ -267,7 +267,7 @@ test('a process that exits while something it started still holds its output end
     'p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])',
     'print("helper", p.pid, flush=True)',
   ].join('\n');
-  const outcome = await pythonChild(dir, script).done;
+  const outcome = await (await pythonChild(dir, script)).done;
   assert.deepEqual([outcome.exitCode, outcome.stopReason], [0, undefined], 'judged by its own exit, not stopped at its timeout');
   const helper = Number(/helper (\d+)/.exec(readFileSync(join(dir, 'model.log'), 'utf8'))?.[1]);
   assert.ok(helper > 0);

@@ -1,19 +1,17 @@
 /**
- * A client this project did not write: the real MCP Inspector CLI (2.x, on Node 22) drives the
- * built server, itself run under Node 22, with --format json.
+ * A client this project did not write: the real MCP Inspector CLI (2.x, on Node 22, both fetched
+ * on demand) drives the built server, itself run under Node 22, with --format json.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
-import { node22 } from './helpers/node22.js';
+import { inspectorLauncher, node22 } from './helpers/node22.js';
 import { killLeftovers, newHome, runServerEnv } from './helpers/runs.js';
-import { DIST_ENTRY, REPO_ROOT, tempDir } from './helpers/tmp.js';
+import { DIST_ENTRY, tempDir } from './helpers/tmp.js';
 
-const INSPECTOR = join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
 const HERMES_TOOLS = [
   'rl_list_environments',
   'rl_select_environment',
@@ -31,7 +29,7 @@ const HERMES_TOOLS = [
 function inspector(args: string[], env: Record<string, string> = { RL_HOME: tempDir() }): { code: number | null; json: any; stderr: string } {
   const node = node22();
   const settings = Object.entries({ LOG_LEVEL: 'error', ...env }).flatMap(([name, value]) => ['-e', `${name}=${value}`]);
-  const res = spawnSync(node, [INSPECTOR, '--cli', node, DIST_ENTRY, '--', ...settings, '--format', 'json', ...args], {
+  const res = spawnSync(node, [inspectorLauncher(), '--cli', node, DIST_ENTRY, '--', ...settings, '--format', 'json', ...args], {
     encoding: 'utf8',
     timeout: 120_000,
     env: { PATH: process.env.PATH, HOME: tempDir() },

@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { registerResources } from './resources/index.js';
 import type { Runtime } from '../app/runtime.js';
@@ -11,6 +13,15 @@ import { ALL_TOOLS } from './tools/index.js';
 
 export const SERVER_VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
+/**
+ * The SDK builds an Ajv instance (with its formats) in every server's constructor, for answers to
+ * elicitations this server never sends: built on first use instead, it is off the start-up path.
+ */
+function onFirstUseValidator(): jsonSchemaValidator {
+  let ajv: AjvJsonSchemaValidator | undefined;
+  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
+}
+
 export function createServer(runtime: Runtime): McpServer {
   const server = new McpServer(
     { name: 'rl-training-mcp', title: 'RL training on Tinker-Atropos', version: SERVER_VERSION },
@@ -18,6 +29,7 @@ export function createServer(runtime: Runtime): McpServer {
       // McpServer declares resources.listChanged on its own but never subscribe (registerResources handles it).
       capabilities: { logging: {}, resources: { subscribe: true, listChanged: true } },
       instructions: SERVER_INSTRUCTIONS,
+      jsonSchemaValidator: onFirstUseValidator(),
     },
   );
   registerTools(server, runtime, ALL_TOOLS);

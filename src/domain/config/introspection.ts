@@ -7,7 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { loadExeca } from '../../core/onDemand.js';
 import { z } from 'zod';
 import { staticFields, withKnownConstraints } from './baseEnvConfig.js';
 import { childEnv } from '../../core/childEnv.js';
@@ -160,6 +160,7 @@ export class Introspector {
     if (env.config_class) args.push('--config-class', env.config_class);
     if (staticReason !== undefined) args.push('--static-only', staticReason);
     const timeoutSeconds = this.settings.introspectTimeoutSeconds;
+    const { execa } = await loadExeca();
     const subprocess = execa(this.settings.python, args, {
       cwd: this.settings.root,
       env: childEnv(this.settings.processEnv),

@@ -6,11 +6,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { BASE_ENV_CONFIG_FIELDS } from './baseEnvConfig.js';
 import { coerceFieldValue, expectedText, FieldValueError } from './fields.js';
 import { SettingsError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
+import { yaml } from '../../core/onDemand.js';
 import { BUNDLED_EXAMPLES_ROOT } from '../../core/paths.js';
 import { defaultLockedValues, type LockedValues, type Settings } from '../../core/settings.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
@@ -42,7 +42,7 @@ function readConfigFile(path: string): FileConfig {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(path, 'utf8'));
+    doc = yaml().parse(readFileSync(path, 'utf8'));
   } catch (err) {
     const firstLine = String((err as Error).message).split('\n')[0];
     throw new SettingsError(`RL_MCP_CONFIG file ${path} is not valid YAML: ${firstLine}`);

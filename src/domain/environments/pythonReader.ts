@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { loadExeca } from '../../core/onDemand.js';
 import { childEnv } from '../../core/childEnv.js';
 import { UserError } from '../../core/errors.js';
 import { PYTHON_HELPERS_DIR } from '../../core/paths.js';
@@ -81,6 +81,7 @@ function interpreterError(settings: Settings, reason: string): UserError {
 async function runBatch(settings: Settings, paths: string[], timeoutMs: number): Promise<Map<string, ParseResult>> {
   // -I: ignore PYTHON* variables and the user site; -S: no site-packages, the helper needs only the
   // standard library and starts faster without them.
+  const { execa } = await loadExeca();
   const child = await execa(settings.python, ['-I', '-S', DISCOVER_SCRIPT], {
     input: JSON.stringify(paths),
     env: childEnv(settings.processEnv),

@@ -103,7 +103,7 @@ export class EvalModelRun {
       groupsFile,
     });
     if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
-    this.process = new ModelProcess({
+    const started = await ModelProcess.start({
       file: cmd.file,
       args: cmd.args,
       env: processEnv(ctx.settings, false),
@@ -114,7 +114,10 @@ export class EvalModelRun {
       maxFailedGroups: Math.max(5, 2 * ctx.numItems),
       redactor: ctx.redactor,
     });
-    const outcome = await this.process.done;
+    this.process = started;
+    // A stop that came while the process was being launched applies to it now.
+    if (this.stopped !== undefined) started.stop('cancelled');
+    const outcome = await started.done;
     const base = { log_file: logFile, duration_seconds: Math.round(outcome.durationMs / 100) / 10 };
     const failure = await this.failure(base, outcome);
     if (failure) return failure;

@@ -6,10 +6,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { childEnv } from '../../core/childEnv.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
+import { yaml } from '../../core/onDemand.js';
 
 export const SERVER_TYPES = ['openai', 'sglang', 'vllm', 'trl'] as const;
 export type ServerType = (typeof SERVER_TYPES)[number];
@@ -93,10 +93,10 @@ export interface KeyConfig {
 export async function writeKeyConfig(apiKey: string): Promise<KeyConfig> {
   const dir = await mkdtemp(join(tmpdir(), 'rl-inference-key-'));
   const path = join(dir, 'openai.yaml');
-  await writeFile(path, stringify({ openai: { api_key: apiKey } }), { mode: 0o600, flag: 'wx' });
+  await writeFile(path, yaml().stringify({ openai: { api_key: apiKey } }), { mode: 0o600, flag: 'wx' });
   const configFile = async (name: string, doc: { openai: Record<string, JsonValue>[] } & Record<string, JsonValue>): Promise<string> => {
     const file = join(dir, `${name.replace(/[^A-Za-z0-9_-]/g, '_')}.yaml`);
-    await writeFile(file, stringify({ ...doc, openai: doc.openai.map((e) => ({ ...e, api_key: apiKey })) }), { mode: 0o600, flag: 'wx' });
+    await writeFile(file, yaml().stringify({ ...doc, openai: doc.openai.map((e) => ({ ...e, api_key: apiKey })) }), { mode: 0o600, flag: 'wx' });
     return file;
   };
   const serversFile = (name: string, entries: Record<string, JsonValue>[]): Promise<string> => configFile(name, { openai: entries });

@@ -5,7 +5,8 @@
  * Hermes only killed the child on its own timeout, so a cancelled call left it running.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { execa } from 'execa';
+import type { Execa } from '../../core/onDemand.js';
+import { loadExeca } from '../../core/onDemand.js';
 import type { SecretRedactor } from '../../core/redact.js';
 
 /** atroposlib's line for a group whose collection returned nothing; it retries without limit. */
@@ -99,7 +100,15 @@ export class ModelProcess {
   private failedGroups = 0;
   private readonly stderrLines: string[] = [];
 
-  constructor(private readonly spec: ModelProcessSpec) {
+  /** Starts the process; execa is loaded on the first start. */
+  static async start(spec: ModelProcessSpec): Promise<ModelProcess> {
+    return new ModelProcess(spec, (await loadExeca()).execa);
+  }
+
+  private constructor(
+    private readonly spec: ModelProcessSpec,
+    execa: Execa['execa'],
+  ) {
     const started = Date.now();
     const log = createWriteStream(spec.logFile, { flags: 'a', mode: 0o600 });
     // A log that cannot be written must not take the server down; the outcome still comes back.

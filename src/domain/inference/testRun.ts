@@ -222,7 +222,7 @@ export class InferenceTest {
       keyConfigFile: keyConfigPath,
       serverEntries: server_entries,
     });
-    slot.process = new ModelProcess({
+    slot.process = await ModelProcess.start({
       file,
       args,
       env: processEnv(settings, use_wandb),

@@ -3,11 +3,11 @@
  * the selection holds now. Read through RunFiles, so a symlink out of the run directory is
  * refused; never throws: a missing, oversized or unreadable file is a reason.
  */
-import { parse } from 'yaml';
 import { RUN_FILES } from '../../core/home.js';
 import type { JsonValue } from '../../core/json.js';
 import { readSlice } from '../../core/logTail.js';
 import type { RunFiles } from './runFiles.js';
+import { yaml } from '../../core/onDemand.js';
 
 /** The YAML is a few KiB; past this it is not a config we wrote. */
 export const MAX_RUN_CONFIG_BYTES = 1024 * 1024;
@@ -30,7 +30,7 @@ export async function readRunConfigFile(files: RunFiles, runId: string): Promise
     if (path === undefined) return { config_error: `${RUN_FILES.config} is missing` };
     const slice = await readSlice(path, 0, MAX_RUN_CONFIG_BYTES);
     if (slice.size > MAX_RUN_CONFIG_BYTES) return { config_error: `${RUN_FILES.config} is ${slice.size} bytes, more than a run config can be` };
-    const value: unknown = parse(slice.text);
+    const value: unknown = yaml().parse(slice.text);
     if (!mapping(value)) return { config_error: `${RUN_FILES.config} does not hold a mapping` };
     return { config: { env: mapping(value.env) ? value.env : {}, tinker: mapping(value.tinker) ? value.tinker : {} } };
   } catch (err) {

@@ -4,7 +4,7 @@
  * when the server exits; stopping signals the whole group, so grandchildren go too.
  */
 import { closeSync, openSync } from 'node:fs';
-import { execa } from 'execa';
+import { loadExeca, type Execa } from '../../core/onDemand.js';
 import { isSameProcess, liveGroup, processStartTime, signalGroup } from './processTable.js';
 
 export interface ExitInfo {
@@ -22,7 +22,15 @@ export interface Launched {
 }
 
 /** Starts `command` detached with its output appended to `logPath`; synchronous up to the pid. */
-export function launchDetached(command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }): Launched {
+export type Launch = (command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }) => Launched;
+
+/** The launcher, once what it needs is loaded (on first use); launching itself is synchronous. */
+export async function detachedLauncher(): Promise<Launch> {
+  const { execa } = await loadExeca();
+  return (command, opts) => launchDetached(execa, command, opts);
+}
+
+function launchDetached(execa: Execa['execa'], command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }): Launched {
   // A descriptor number goes straight to spawn: the child writes the file itself and keeps
   // logging after the server exits (execa's types list only the numbers 1-9).
   const fd = openSync(opts.logPath, 'a') as 3;

@@ -5,7 +5,6 @@
  */
 import { writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { stringify } from 'yaml';
 import { UserError } from '../../core/errors.js';
 import type { SecretRedactor } from '../../core/redact.js';
 import { lockedEnvValues, runUsesWandb } from '../config/selection.js';
@@ -13,6 +12,7 @@ import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 import { serverEntriesNeeded, type TinkerFacts } from '../environments/tinkerReadiness.js';
 import { RUN_FILES } from '../../core/home.js';
+import { yaml } from '../../core/onDemand.js';
 
 /** What a run needs from the selected environment and its config (ConfigSelection.requireSelection()). */
 export interface RunSelection {
@@ -117,7 +117,7 @@ export function buildRunConfig(settings: Settings, selection: RunSelection, runI
 
 /** Writes the YAML; refuses if any secret value in use would land in it. */
 export function writeRunConfig(path: string, config: RunConfig, runId: string, redactor: SecretRedactor): void {
-  const text = `# rl-training-mcp run ${runId}: read by launch_training.py and the environment (--config). No secrets.\n${stringify(config)}`;
+  const text = `# rl-training-mcp run ${runId}: read by launch_training.py and the environment (--config). No secrets.\n${yaml().stringify(config)}`;
   if (redactor.redact(text) !== text) {
     throw new UserError('The run config would contain a secret (a locked value equals an API key); remove it from the RL_MCP_CONFIG locked values. Keys reach the processes through their environment only.');
   }

@@ -10,7 +10,7 @@ import type { RunProcess } from '../../core/home.js';
 import type { Settings } from '../../core/settings.js';
 import { judge, type Verdict } from './outcome.js';
 import { type Waker, LogCursor } from './polling.js';
-import { launchDetached } from './processes.js';
+import { detachedLauncher, type Launch } from './processes.js';
 import { apiAnswers, dataFlowing, serverAnswers, trainerRegistered } from './probes.js';
 import { apiReadiness, atStage, envReadiness, type Readiness, stageTimedOut, trainerReadiness } from './readiness.js';
 import type { RunPhase } from './record.js';
@@ -51,11 +51,13 @@ export class StartUp {
       if (!this.starting()) return 'interrupted';
       this.enterPhase(`starting_${stage}`);
       if (this.run.record.processes[stage].state === 'not_started') {
+        // Loaded before the check below, so nothing waits between that check and the spawn.
+        const launch = await detachedLauncher();
         // A resumed start-up may find an earlier process dead: starting the next one would be wasted.
         const verdict = await judge(this.run.record);
         if (!this.starting()) return 'interrupted';
         if (verdict) return atStage(stage, verdict);
-        const failure = await this.spawn(stage);
+        const failure = await this.spawn(stage, launch);
         if (failure !== undefined) {
           return { status: 'failed', error: `Start-up failed at stage '${stage}': could not start the ${PROCESS_NAME[stage]} (${failure}).`, error_process: stage };
         }
@@ -75,7 +77,7 @@ export class StartUp {
   }
 
   /** Starts one process and records it at once; the reason when it could not be started. */
-  private async spawn(stage: RunProcess): Promise<string | undefined> {
+  private async spawn(stage: RunProcess, launchDetached: Launch): Promise<string | undefined> {
     if (stage === 'trainer' && !this.ctx.childEnvs.trainer.TINKER_API_KEY) {
       return 'TINKER_API_KEY is not set in the environment of the server supervising this run';
     }

@@ -5,7 +5,7 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { execa } from 'execa';
+import { loadExeca } from '../../core/onDemand.js';
 import { childEnv } from '../../core/childEnv.js';
 import { UserError } from '../../core/errors.js';
 import type { Settings } from '../../core/settings.js';
@@ -139,6 +139,7 @@ function importErrors(stdout: string, fallback: string, environment: boolean): P
 
 /** Launches RL_PYTHON once to read its version and try the imports a run needs. */
 export async function probeInterpreter(settings: Settings, signal?: AbortSignal, environmentFile?: string): Promise<InterpreterProbe> {
+  const { execa } = await loadExeca();
   const result = await execa(settings.python, ['-c', INTERPRETER_PROBE, ...(environmentFile !== undefined ? [environmentFile] : [])], {
     cwd: settings.root,
     env: childEnv(settings.processEnv),

@@ -1,0 +1,62 @@
+/**
+ * `npm run build`: type-checks the sources, then bundles the server into one minified ESM file,
+ * dist/index.js, so a start reads and compiles one file instead of loading hundreds of modules.
+ * What the bundle leaves out, and why:
+ * - execa and yaml: loaded on first use from the installed dependencies (src/core/onDemand.ts),
+ *   so a start does not compile them;
+ * - zod's translations of its error messages into other languages: the server speaks English
+ *   (zod's default); the other locales were a third of zod's code.
+ * CommonJS dependencies call `require` for Node's own modules, which an ES module does not
+ * have: the banner provides one. The entry's `#!/usr/bin/env node` line is kept.
+ * Each file is replaced by a rename, so a server starting meanwhile (a test, `npm pack` during
+ * the tests) reads the old bundle or the new one, never half of one.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = join(root, 'dist');
+
+/** zod's index of locales, reduced to the one it configures by default. */
+const englishOnly: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: 'zod-en' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: dirname(args.path) }));
+  },
+};
+
+execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
+const result = await build({
+  entryPoints: [join(root, 'src', 'index.ts')],
+  outfile: join(outdir, 'index.js'),
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  minify: true,
+  sourcemap: 'linked',
+  legalComments: 'none',
+  external: ['execa', 'yaml'],
+  plugins: [englishOnly],
+  banner: { js: "import { createRequire as __rlCreateRequire } from 'node:module';\nconst require = __rlCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+  write: false,
+});
+
+mkdirSync(outdir, { recursive: true });
+const written = new Set(result.outputFiles.map((file) => file.path));
+for (const file of result.outputFiles) {
+  const temporary = `${file.path}.${process.pid}.tmp`;
+  writeFileSync(temporary, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
+  renameSync(temporary, file.path);
+}
+// What an earlier build left (the per-module output of tsc) would be packed with the bundle.
+for (const name of readdirSync(outdir)) {
+  if (!written.has(join(outdir, name))) rmSync(join(outdir, name), { recursive: true, force: true });
+}

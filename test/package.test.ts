@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { DASHBOARD_URI } from '../src/core/resourceUris.js';
 import { callTool } from './helpers/client.js';
 import { REPO_ROOT, tempDir, testEnv } from './helpers/tmp.js';
 
@@ -21,6 +22,7 @@ test('npm pack, install into an empty folder, start rl-training-mcp over stdio',
   const shipped = packed!.files.map((f) => f.path);
   for (const path of ['dist/index.js', 'README.md', 'mcp.json', 'package.json']) assert.ok(shipped.includes(path), `${path} is shipped`);
   assert.ok(shipped.some((p) => p.startsWith('python/') && p.endsWith('.py')), 'the Python helpers are shipped');
+  assert.ok(shipped.includes('ui/dashboard.html'), 'the dashboard view is shipped');
   assert.ok(shipped.some((p) => p.startsWith('examples/tinker_atropos/environments/') && p.endsWith('.py')), 'the examples are shipped');
   assert.ok(!shipped.some((p) => p.startsWith('test/') || p.startsWith('src/') || p.startsWith('bench/')), 'no tests, sources or benches');
 
@@ -39,6 +41,8 @@ test('npm pack, install into an empty folder, start rl-training-mcp over stdio',
     assert.equal(listing.isError, false);
     const installedExamples = join(app, 'node_modules', 'rl-training-mcp', 'examples');
     assert.ok(listing.json.environments.every((e: { file_path: string }) => e.file_path.startsWith(installedExamples)), 'examples come from the installed package');
+    const { contents } = await client.readResource({ uri: DASHBOARD_URI });
+    assert.match((contents[0] as { text: string }).text, /^<!doctype html>/i, 'the installed package serves its dashboard view');
   } finally {
     await client.close();
   }

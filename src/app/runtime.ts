@@ -11,6 +11,7 @@ import { RunManager } from '../domain/runs/manager.js';
 import { ConfigSelection } from '../domain/config/selection.js';
 import { createHome, secretValues, type Settings } from '../core/settings.js';
 import { WandbReader } from '../domain/wandb/reader.js';
+import { Dashboard } from './dashboard.js';
 
 type Closer = () => Promise<void> | void;
 
@@ -22,6 +23,8 @@ export class Runtime {
   readonly inferenceTests: InferenceTests;
   readonly wandb: WandbReader;
   readonly runs: RunManager;
+  /** The dashboard view's snapshots (MCP Apps). */
+  readonly dashboard: Dashboard;
   private readonly closers: Closer[] = [];
   private closing?: Promise<void>;
 
@@ -43,6 +46,7 @@ export class Runtime {
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
     // either way their state is on disk and their supervisor locks are released.
     this.onClose(() => this.runs.close());
+    this.dashboard = new Dashboard({ runs: this.runs, wandb: this.wandb, redactor: this.redactor });
   }
 
   /** Registers work to do at shutdown; closers run in reverse order of registration. */

@@ -1,5 +1,6 @@
 /**
- * The rl:// URIs of the server's resources (served by src/mcp/resources). Plain strings, so
+ * The rl:// URIs of the server's resources (served by src/mcp/resources), and the ui:// URI of its
+ * dashboard view (src/mcp/apps.ts). Plain strings, so
  * the runtime and the tools can point at a log or a file with them (e.g. `logs` in
  * rl_start_training and rl_check_status).
  */
@@ -33,3 +34,5 @@ export const environmentSourceUri = (name: string): string => `rl://environments
 /** `file` is relative to the test's directory, `/`-separated. */
 export const inferenceTestFileUri = (testId: string, file: string, page?: Page): string =>
   `rl://inference-tests/${encodeURIComponent(testId)}/${file.split('/').map(encodeURIComponent).join('/')}${pageQuery(page)}`;
+/** The training dashboard, an MCP Apps view linked from the run tools. */
+export const DASHBOARD_URI = 'ui://rl-training/dashboard';

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { registerDashboard } from './apps.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { registerResources } from './resources/index.js';
 import type { Runtime } from '../app/runtime.js';
@@ -24,5 +25,6 @@ export function createServer(runtime: Runtime): McpServer {
   );
   registerTools(server, runtime, ALL_TOOLS);
   registerResources(server, runtime);
+  registerDashboard(server, runtime);
   return server;
 }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { stringify } from 'yaml';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { RunRecord } from '../../src/domain/runs/record.js';
 import { isDamaged } from '../../src/domain/runs/record.js';
 import { connectInMemory, type InMemoryHarness } from './client.js';
@@ -54,6 +55,8 @@ export interface RunServerOptions {
   lockedEnv?: Record<string, unknown>;
   /** Select the bundled gsm8k environment (default true). */
   select?: boolean;
+  /** What the client declares at `initialize` (e.g. APPS_CLIENT_CAPABILITIES). */
+  capabilities?: ClientCapabilities;
 }
 
 /** The settings of a run-test server; exported for servers started as separate processes. */
@@ -83,7 +86,7 @@ export async function runServer(t: TestContext, opts: RunServerOptions = {}): Pr
   const install = opts.install ?? (await makeFakeInstall());
   const home = opts.home ?? newHome();
   const env = await runServerEnv(install, home, opts);
-  const h = await connectInMemory(env);
+  const h = await connectInMemory(env, undefined, opts.capabilities);
   t.after(async () => {
     await h.close();
     await killLeftovers([install.root, home]);

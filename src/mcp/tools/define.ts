@@ -4,13 +4,14 @@
  * become `isError` answers a user can act on. The SDK validates input against `input` before the
  * handler runs; zod messages there name the argument and what was expected.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { z } from 'zod';
 import { UserError } from '../../core/errors.js';
 import { serverLogPath } from '../../core/home.js';
 import type { Runtime } from '../../app/runtime.js';
+import { isAppOnly, showAppOnlyToolsToAppHosts, type ToolUi, toolUiMeta } from '../apps.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -34,6 +35,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** The MCP Apps view that shows this tool's answers; app-only tools are called by the view alone. */
+  ui?: ToolUi;
   handler(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
 }
 
@@ -78,8 +81,9 @@ export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runt
 }
 
 export function registerTools(server: McpServer, runtime: Runtime, tools: readonly ToolDefinition[]): void {
+  const appOnly: RegisteredTool[] = [];
   for (const tool of tools) {
-    server.registerTool(
+    const registered = server.registerTool(
       tool.name,
       {
         title: tool.title,
@@ -87,8 +91,11 @@ export function registerTools(server: McpServer, runtime: Runtime, tools: readon
         inputSchema: tool.input,
         outputSchema: tool.output,
         annotations: { title: tool.title, ...tool.annotations },
+        ...(tool.ui !== undefined ? { _meta: toolUiMeta(tool.ui) } : {}),
       },
       (args: unknown, extra: Extra) => runTool(tool, args, runtime, extra),
     );
+    if (isAppOnly(tool.ui)) appOnly.push(registered);
   }
+  showAppOnlyToolsToAppHosts(server, appOnly);
 }

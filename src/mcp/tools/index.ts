@@ -1,4 +1,4 @@
-/** Every tool the server offers, in the order of the Hermes workflow. */
+/** Every tool the server offers, in the order of the Hermes workflow; the dashboard view's own tool last. */
 import type { ToolDefinition } from './define.js';
 import { rlListEnvironments } from './rl_list_environments.js';
 import { rlSelectEnvironment } from './rl_select_environment.js';
@@ -13,5 +13,6 @@ import { rlListRuns } from './rl_list_runs.js';
 import { rlCompareRuns } from './rl_compare_runs.js';
 import { rlTestInference } from './rl_test_inference.js';
 import { rlDoctor } from './rl_doctor.js';
+import { rlDashboardSnapshot } from './rl_dashboard_snapshot.js';
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlTestInference, rlDoctor];
+export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlTestInference, rlDoctor, rlDashboardSnapshot];

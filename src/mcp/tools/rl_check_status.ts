@@ -1,15 +1,9 @@
 /** rl_check_status: a run's status, processes, progress and weights, rate limited per run (Hermes tool 6). */
 import { z } from 'zod';
 import { statusWithMetrics } from '../../app/reports.js';
+import { DASHBOARD_URI } from '../../core/resourceUris.js';
 import { defineTool } from './define.js';
-import { healthSchema, perProcess, processLogs, processLogUris, runIdInput, runStatus } from './runSchemas.js';
-
-const processState = z.object({
-  state: z.enum(['not_started', 'running', 'exited']),
-  pid: z.number().int().nullable(),
-  exit_code: z.number().int().nullable().describe('null while running, when killed by a signal, or when unknown (ended while no server supervised it)'),
-  signal: z.string().optional(),
-});
+import { healthSchema, perProcess, processLogs, processLogUris, processState, runIdInput, runStatus } from './runSchemas.js';
 
 /** Non-finite W&B values stay visible as strings ("NaN", "Infinity"); null = not logged. */
 const wandbNumber = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']), z.null()]);
@@ -56,5 +50,6 @@ export const rlCheckStatus = defineTool({
     wandb_error: z.string().optional(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  ui: { resourceUri: DASHBOARD_URI },
   handler: ({ run_id }, { runtime, signal }) => statusWithMetrics(runtime, run_id, signal),
 });

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { runResults } from '../../app/reports.js';
 import { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from '../../domain/wandb/reader.js';
+import { DASHBOARD_URI } from '../../core/resourceUris.js';
 import { defineTool } from './define.js';
 import { runIdInput, runStatus } from './runSchemas.js';
 
@@ -41,5 +42,6 @@ export const rlGetResults = defineTool({
     progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  ui: { resourceUri: DASHBOARD_URI },
   handler: ({ run_id, samples }, { runtime, signal }) => runResults(runtime, run_id, samples, signal),
 });

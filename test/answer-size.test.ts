@@ -12,7 +12,7 @@ import { ALL_TOOLS } from '../src/mcp/tools/index.js';
 import type { RunRecord } from '../src/domain/runs/record.js';
 import { ENTITY, KEY as WANDB_KEY, PROJECT, seedTrainingRun } from './fakes/wandbFixtures.js';
 import { FakeWandb } from './fakes/wandbServer.js';
-import { connectInMemory, type InMemoryHarness } from './helpers/client.js';
+import { APPS_CLIENT_CAPABILITIES, connectInMemory, type InMemoryHarness } from './helpers/client.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { KEY as ENDPOINT_KEY, startEndpoint } from './helpers/inference.js';
 import { killLeftovers, newHome, runServerEnv, waitForRun } from './helpers/runs.js';
@@ -77,7 +77,8 @@ const env = await runServerEnv(install, home, {
     TINKER_OAI_BASE_URL: tinker.baseUrl,
   },
 });
-const h: InMemoryHarness = await connectInMemory(env);
+// A client that renders MCP Apps: it is also shown the app-only tools, with the same answers to the rest.
+const h: InMemoryHarness = await connectInMemory(env, undefined, APPS_CLIENT_CAPABILITIES);
 
 /** A configurable field of the selection that takes a string: the longest value an answer can echo. */
 async function stringField(): Promise<string> {
@@ -113,6 +114,7 @@ const AT_LIMITS: Record<string, () => Promise<Record<string, unknown>>> = {
   rl_evaluate: async () => ({ run_id: startedRun!, checkpoints: 'all', method: 'process', num_items: 200, group_size: 2, wait_seconds: 280 }),
   rl_get_rollouts: async () => ({ test_id: testId!, limit: 10, filter: 'worst' }),
   rl_doctor: async () => ({}),
+  rl_dashboard_snapshot: async () => ({ run_ids: wide.slice(0, 4).map((r) => r.run_id) }),
 };
 
 test('the table names every tool', () => {

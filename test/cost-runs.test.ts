@@ -98,7 +98,7 @@ test('a start over what RL_MAX_TOTAL_COST_USD leaves is refused with the figures
 });
 
 test('over RL_CONFIRM_ABOVE_USD: a client that declines starts nothing, one that accepts starts the run, one that cannot be asked starts it directly', async (t) => {
-  const asking = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0' }, clientCapabilities: { elicitation: {} } });
+  const asking = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0' }, capabilities: { elicitation: {} } });
   const questions: string[] = [];
   let reply: 'decline' | 'accept' = 'decline';
   asking.client.setRequestHandler(ElicitRequestSchema, (request) => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { DASHBOARD_URI } from '../src/core/resourceUris.js';
 import { callTool } from './helpers/client.js';
 import { REPO_ROOT, tempDir, testEnv } from './helpers/tmp.js';
 
@@ -24,6 +25,8 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
   const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', dir], REPO_ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const shipped = packed!.files.map((f) => f.path);
   for (const path of ['dist/index.js', 'README.md', 'package.json', 'python/run_trainer.py', 'clients/claude_desktop_config.json']) assert.ok(shipped.includes(path), `${path} is shipped`);
+  assert.ok(shipped.some((p) => p.startsWith('python/') && p.endsWith('.py')), 'the Python helpers are shipped');
+  assert.ok(shipped.includes('ui/dashboard.html'), 'the dashboard view is shipped');
   assert.ok(shipped.some((p) => p.startsWith('examples/tinker_atropos/environments/') && p.endsWith('.py')), 'the examples are shipped');
   assert.deepEqual(shipped.filter((p) => p.startsWith('dist/')).sort(), ['dist/index.js', 'dist/index.js.map'], 'dist/ is the one bundle and its map');
   assert.deepEqual(shipped.filter((p) => /(^|\/)(__pycache__|test|src|bench|scripts)\//.test(p) || p.endsWith('.pyc')), [], 'no caches, tests, sources, benches or scripts');
@@ -49,6 +52,8 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
     const installedExamples = join(prefix, 'lib', 'node_modules', 'rl-training-mcp', 'examples');
     assert.ok(listing.json.environments.length > 0);
     assert.ok(listing.json.environments.every((e: { file_path: string }) => e.file_path.startsWith(installedExamples)), 'examples come from the installed package');
+    const { contents } = await client.readResource({ uri: DASHBOARD_URI });
+    assert.match((contents[0] as { text: string }).text, /^<!doctype html>/i, 'the installed package serves its dashboard view');
   } finally {
     await client.close();
   }

@@ -62,7 +62,7 @@ test('a listed schema is portable: no type arrays, no bare {} schemas, no safe-i
     input: z.object({ n: z.number().int().nullable(), any: z.array(z.unknown()) }).strict(),
     output: z.object({ free: z.record(z.string(), z.unknown()), maybe: z.string().nullable() }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    meta: { ui: { resourceUri: 'ui://probe' } },
+    ui: { resourceUri: 'ui://probe' },
     handler: () => ({ free: {}, maybe: null }),
   });
   const listed = listedTool(tool);
@@ -77,7 +77,7 @@ test('a listed schema is portable: no type arrays, no bare {} schemas, no safe-i
     properties: { free: { type: 'object', additionalProperties: true }, maybe: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
     required: ['free', 'maybe'],
   });
-  assert.deepEqual(listed._meta, { ui: { resourceUri: 'ui://probe' } });
+  assert.deepEqual(listed._meta, { ui: { resourceUri: 'ui://probe' }, 'ui/resourceUri': 'ui://probe' });
 });
 
 describe('through the SDK client', async () => {

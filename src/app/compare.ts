@@ -12,9 +12,8 @@ import { isDamaged, type RegistryEntry, type RunRecord, type RunStatus } from '.
 import { RunFiles } from '../domain/runs/runFiles.js';
 import { readTrainerLog } from '../domain/runs/trainerLog.js';
 import { DIRECTIONS, type Direction, finiteNumber, isBetter, type KeyMetric } from '../domain/wandb/keyMetrics.js';
-import type { WandbKeyMetrics } from '../domain/wandb/reader.js';
+import { WANDB_OFF, type WandbKeyMetrics } from '../domain/wandb/reader.js';
 import { compareConfigs, type ConfigComparison } from './compareConfig.js';
-import { WANDB_OFF } from './reports.js';
 
 /** An unknown id is refused with the newest run ids to choose from, this many at most. */
 const AVAILABLE_LISTED = 20;

@@ -9,7 +9,7 @@ import { UserError } from '../core/errors.js';
 import { RUN_FILES, runFilePath } from '../core/home.js';
 import { fitRows } from '../domain/wandb/history.js';
 import type { Runtime } from './runtime.js';
-import type { WandbResults, WandbStatus } from '../domain/wandb/reader.js';
+import { WANDB_OFF, type WandbResults, type WandbStatus } from '../domain/wandb/reader.js';
 import type { StatusAnswer } from '../domain/runs/answers.js';
 import { isDamaged, type RunRecord, type RunStatus } from '../domain/runs/record.js';
 import { readTrainerLog, type TrainerLogSummary } from '../domain/runs/trainerLog.js';
@@ -21,8 +21,6 @@ export const MAX_ANSWER_HISTORY_CHARS = 20_000;
 
 /** A long run saves a checkpoint per step: list the newest few, count the rest. */
 const LISTED_CHECKPOINTS = 10;
-
-export const WANDB_OFF = 'W&B was off for this run (env.use_wandb is false): no metrics were logged';
 
 export interface RunWeights {
   /** The last checkpoint the trainer actually saved: the trained weights to use. */

@@ -12,6 +12,7 @@ import { ConfigSelection } from '../domain/config/selection.js';
 import { createHome, secretValues, type Settings } from '../core/settings.js';
 import { WandbReader } from '../domain/wandb/reader.js';
 import { Evaluations } from '../domain/evaluation/registry.js';
+import { Dashboard } from './dashboard.js';
 
 type Closer = () => Promise<void> | void;
 
@@ -24,6 +25,8 @@ export class Runtime {
   readonly evaluations: Evaluations;
   readonly wandb: WandbReader;
   readonly runs: RunManager;
+  /** The dashboard view's snapshots (MCP Apps). */
+  readonly dashboard: Dashboard;
   private readonly closers: Closer[] = [];
   private closing?: Promise<void>;
 
@@ -47,6 +50,7 @@ export class Runtime {
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
     // either way their state is on disk and their supervisor locks are released.
     this.onClose(() => this.runs.close());
+    this.dashboard = new Dashboard({ runs: this.runs, wandb: this.wandb, redactor: this.redactor });
   }
 
   /** Registers work to do at shutdown; closers run in reverse order of registration. */

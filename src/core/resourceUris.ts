@@ -1,5 +1,6 @@
 /**
- * The rl:// URIs of the server's resources (served by src/mcp/resources). Plain strings, so
+ * The rl:// URIs of the server's resources (served by src/mcp/resources), and the ui:// URI of its
+ * dashboard view (src/mcp/apps.ts). Plain strings, so
  * the runtime and the tools can point at a log or a file with them (e.g. `logs` in
  * rl_start_training and rl_check_status).
  */
@@ -37,3 +38,5 @@ const fileUri = (kind: string, id: string, file: string, page?: Page): string =>
 export const inferenceTestFileUri = (testId: string, file: string, page?: Page): string => fileUri('inference-tests', testId, file, page);
 /** `file` is relative to the evaluation's directory, `/`-separated. */
 export const evaluationFileUri = (evalId: string, file: string, page?: Page): string => fileUri('evaluations', evalId, file, page);
+/** The training dashboard, an MCP Apps view linked from the run tools. */
+export const DASHBOARD_URI = 'ui://rl-training/dashboard';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { registerDashboard } from './apps.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { registerResources } from './resources/index.js';
 import type { Runtime } from '../app/runtime.js';
@@ -34,5 +35,6 @@ export function createServer(runtime: Runtime): McpServer {
   );
   registerTools(server, runtime, ALL_TOOLS);
   registerResources(server, runtime);
+  registerDashboard(server, runtime);
   return server;
 }

@@ -44,11 +44,14 @@ export interface InMemoryHarness {
   close(): Promise<void>;
 }
 
+/** What a client that renders MCP Apps declares at `initialize` (Claude Desktop, VS Code, ...). */
+export const APPS_CLIENT_CAPABILITIES: ClientCapabilities = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
+
 /** A server over the in-memory transport with settings from `testEnv(env)`; closed after the file. */
-export async function connectInMemory(env: Record<string, string | undefined> = {}, cwd?: string, capabilities?: ClientCapabilities): Promise<InMemoryHarness> {
+export async function connectInMemory(env: Record<string, string | undefined> = {}, cwd?: string, capabilities: ClientCapabilities = {}): Promise<InMemoryHarness> {
   const runtime = new Runtime(loadSettings(testEnv(env), cwd));
   const server = createServer(runtime);
-  const client = new Client({ name: 'test-client', version: '0.0.0' }, capabilities ? { capabilities } : undefined);
+  const client = new Client({ name: 'test-client', version: '0.0.0' }, { capabilities });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   await Promise.all([client.connect(clientTransport), server.connect(serverTransport)]);
   let closed = false;

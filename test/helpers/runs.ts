@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { stringify } from 'yaml';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { RunRecord } from '../../src/domain/runs/record.js';
 import { isDamaged } from '../../src/domain/runs/record.js';
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { connectInMemory, type InMemoryHarness } from './client.js';
 import { makeFakeInstall, type FakeInstall } from './fakeInstall.js';
 import { freePort } from './tmp.js';
@@ -57,8 +57,8 @@ export interface RunServerOptions {
   select?: boolean;
   /** More keys of the RL_MCP_CONFIG file (e.g. `prices`). */
   config?: Record<string, unknown>;
-  /** What the test client declares (e.g. elicitation). */
-  clientCapabilities?: ClientCapabilities;
+  /** What the client declares at `initialize` (e.g. APPS_CLIENT_CAPABILITIES). */
+  capabilities?: ClientCapabilities;
 }
 
 /** The settings of a run-test server; exported for servers started as separate processes. */
@@ -88,7 +88,7 @@ export async function runServer(t: TestContext, opts: RunServerOptions = {}): Pr
   const install = opts.install ?? (await makeFakeInstall());
   const home = opts.home ?? newHome();
   const env = await runServerEnv(install, home, opts);
-  const h = await connectInMemory(env, undefined, opts.clientCapabilities);
+  const h = await connectInMemory(env, undefined, opts.capabilities);
   t.after(async () => {
     await h.close();
     await killLeftovers([install.root, home]);

@@ -128,6 +128,14 @@ export class RunManager {
     return { answer: await describeRun(record, this.core.redactor, this.healthPolicy), record };
   }
 
+  /** The run for a polling reader (the dashboard): never stamps the status rate limit. An unsupervised
+   *  active run is adopted first, as rl_check_status does: otherwise nothing would move it. */
+  current(runId: string): RegistryEntry {
+    const entry = this.get(runId);
+    if (isDamaged(entry) || !isActive(entry.status) || this.supervises(runId) || !this.adopt(runId)) return entry;
+    return this.get(runId);
+  }
+
   /** rl_stop_training: idempotent; waits a while for the processes to go, never blocks other calls. */
   async stop(runId: string, signal?: AbortSignal): Promise<StopAnswer> {
     const entry = this.get(runId);

@@ -5,6 +5,7 @@
  * line, not the exit code, decides a failure. The file is streamed: a run's log grows for hours.
  */
 import { createReadStream } from 'node:fs';
+import { LogCursor } from './polling.js';
 
 export interface TrainerLogSummary {
   /** Every sampler checkpoint in order: `step_0` at setup, then one per step. */
@@ -29,6 +30,13 @@ export interface TrainerLogSummary {
   /** The latest `Reward/mean:` values, oldest first (at most RECENT_VALUES), and the last `Loss:`. */
   recent_rewards: number[];
   last_loss?: number;
+  /** Per-step `[step, value]` of every `Reward/mean:` and `Loss:`, only when the scanner was asked to keep them. */
+  series?: { reward: [number, number][]; loss: [number, number][] };
+}
+
+export interface TrainerLogOptions {
+  /** Keep every step's reward and loss (the dashboard's curves), not only the latest. */
+  series?: boolean;
 }
 
 /** How many of the latest per-step rewards are kept: enough to see a flat curve. */
@@ -66,6 +74,10 @@ export class TrainerLogScanner {
   /** Datums of the step under way: counted once the step completes. */
   private stepDatums?: number;
   readonly summary: TrainerLogSummary = { checkpoints: [], latest: null, final_reported: null, error_line: null, completed: false, registered: false, steps_completed: 0, recent_rewards: [] };
+
+  constructor(opts: TrainerLogOptions = {}) {
+    if (opts.series) this.summary.series = { reward: [], loss: [] };
+  }
 
   feed(text: string): void {
     const lines = (this.rest + text).split('\n');
@@ -105,20 +117,57 @@ export class TrainerLogScanner {
       s.total_steps = Number(m[2]);
     } else if ((m = STEP_DONE.exec(line))) this.stepDone(Number(m[1]));
     else if ((m = DATUMS.exec(line))) this.stepDatums = Number(m[1]);
-    else if ((m = REWARD.exec(line))) s.recent_rewards = [...s.recent_rewards, pythonFloat(m[1]!)].slice(-RECENT_VALUES);
-    else if ((m = LOSS.exec(line))) s.last_loss = pythonFloat(m[1]!);
-    else if (line.startsWith('Registered as trainer')) s.registered = true;
+    else if ((m = REWARD.exec(line))) {
+      const reward = pythonFloat(m[1]!);
+      s.recent_rewards = [...s.recent_rewards, reward].slice(-RECENT_VALUES);
+      this.keep('reward', reward);
+    } else if ((m = LOSS.exec(line))) {
+      s.last_loss = pythonFloat(m[1]!);
+      this.keep('loss', s.last_loss);
+    } else if (line.startsWith('Registered as trainer')) s.registered = true;
     else if (line.startsWith('Training complete!')) s.completed = true;
     else if (s.error_line === null && ERROR.test(line)) s.error_line = line.slice(0, 500);
   }
+
+  /** A value printed within step `Step k/N` belongs to step k (none is printed before the first step). */
+  private keep(which: 'reward' | 'loss', value: number): void {
+    const { series, step } = this.summary;
+    if (series !== undefined && step !== undefined) series[which].push([step, value]);
+  }
 }
 
-export async function readTrainerLog(path: string): Promise<TrainerLogSummary> {
-  const scanner = new TrainerLogScanner();
+export async function readTrainerLog(path: string, opts: TrainerLogOptions = {}): Promise<TrainerLogSummary> {
+  const scanner = new TrainerLogScanner(opts);
   try {
     for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 })) scanner.feed(chunk as string);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   return scanner.end();
+}
+
+/**
+ * One trainer log followed by a reader that asks often (the dashboard polls every few seconds):
+ * each call reads only what the log gained since the last one, per-step series included.
+ */
+export class TrainerLogFollower {
+  private readonly cursor: LogCursor;
+  private readonly scanner = new TrainerLogScanner({ series: true });
+
+  constructor(path: string) {
+    this.cursor = new LogCursor(path);
+  }
+
+  private reading: Promise<TrainerLogSummary> = Promise.resolve(this.scanner.summary);
+
+  /** The summary so far; a line still being written counts once it ends. Reads run one at a time (they share the offset). */
+  read(): Promise<TrainerLogSummary> {
+    this.reading = this.reading.catch(() => undefined).then(() => this.readNew());
+    return this.reading;
+  }
+
+  private async readNew(): Promise<TrainerLogSummary> {
+    for (let text = await this.cursor.read(); text !== ''; text = await this.cursor.read()) this.scanner.feed(text);
+    return this.scanner.summary;
+  }
 }

@@ -9,7 +9,7 @@ import { runLogUris } from '../../core/resourceUris.js';
 import { RUN_PROCESSES, type RunProcess } from '../../core/home.js';
 import { isSameProcess } from './processTable.js';
 import type { ProcessState, RunPhase, RunRecord, RunStatus } from './record.js';
-import { readTrainerLog } from './trainerLog.js';
+import { readTrainerLog, type TrainerLogSummary } from './trainerLog.js';
 import { assessHealth, type Health, type HealthPolicy } from './health.js';
 import { runCost, type RunCost } from './runCost.js';
 
@@ -68,8 +68,9 @@ export function runningMinutes(record: RunRecord, nowMs = Date.now()): number {
   return Math.round(Math.max(0, to - from) / 6000) / 10;
 }
 
-export async function describeRun(record: RunRecord, redactor: SecretRedactor, policy: HealthPolicy): Promise<RunView> {
-  const trainer = await readTrainerLog(record.logs.trainer);
+/** `trainer`: the trainer log as a caller that follows it already read it (else it is read here). */
+export async function describeRun(record: RunRecord, redactor: SecretRedactor, policy: HealthPolicy, trainer?: TrainerLogSummary): Promise<RunView> {
+  trainer ??= await readTrainerLog(record.logs.trainer);
   const view: RunView = {
     run_id: record.run_id,
     status: record.status,

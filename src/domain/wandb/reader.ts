@@ -21,6 +21,9 @@ import { appUrlFromApiUrl, graphqlEndpoint, runUrl } from './urls.js';
 
 export { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from './history.js';
 
+/** The `wandb_error` of a run that does not log to W&B: nothing to look up. */
+export const WANDB_OFF = 'W&B was off for this run (env.use_wandb is false): no metrics were logged';
+
 /** The part of a run record the reader needs (a RunRecord satisfies it). */
 export interface WandbRunRef {
   run_id: string;
@@ -50,6 +53,13 @@ export interface WandbResults {
 export interface WandbKeyMetrics {
   /** Only the key metrics W&B holds something for. */
   metrics?: Partial<Record<KeyMetric, MetricSummary>>;
+  wandb_url?: string;
+  wandb_error?: string;
+}
+
+export interface WandbKeySeries {
+  /** Per key metric logged so far, its sampled history in step order. */
+  series?: Partial<Record<KeyMetric, Point[]>>;
   wandb_url?: string;
   wandb_error?: string;
 }
@@ -150,6 +160,15 @@ export class WandbReader {
       const { group, charts, series, historyError } = await this.chartedGroup(client, run, MAX_HISTORY_SAMPLES, ctx, budget);
       const metrics = keyMetricSummaries(statusMetrics(group, run.wandb_name), series ? metricPoints(charts, series) : {});
       return { wandb_url: mainRun(group).url, metrics, ...(historyError !== undefined ? { wandb_error: historyError } : {}) };
+    });
+  }
+
+  /** Per key metric, at most `samples` points of its history (the dashboard's curves). */
+  keySeries(run: WandbRunRef, samples: number, signal?: AbortSignal): Promise<WandbKeySeries> {
+    return this.lookup(run, signal, async (client, ctx, budget): Promise<WandbKeySeries> => {
+      const { group, charts, series, historyError } = await this.chartedGroup(client, run, clampSamples(samples), ctx, budget);
+      const base = { wandb_url: mainRun(group).url };
+      return series ? { ...base, series: metricPoints(charts, series) as Partial<Record<KeyMetric, Point[]>> } : { ...base, wandb_error: historyError };
     });
   }
 

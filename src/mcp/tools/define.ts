@@ -11,6 +11,7 @@ import { serverLogPath } from '../../core/home.js';
 import type { Runtime } from '../../app/runtime.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { type Confirmation, confirmer } from './confirm.js';
+import type { ToolUi } from '../apps.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -36,8 +37,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   input: I;
   output: O;
   annotations: ToolAnnotations;
-  /** Sent as the tool's `_meta` in tools/list (e.g. an MCP App's `ui`). */
-  meta?: Record<string, unknown>;
+  /** The MCP Apps view that shows this tool's answers; app-only tools are called by the view alone. */
+  ui?: ToolUi;
   handler(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
 }
 

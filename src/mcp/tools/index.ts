@@ -1,4 +1,4 @@
-/** Every tool the server offers, in the order of the Hermes workflow. */
+/** Every tool the server offers, in the order of the Hermes workflow; the dashboard view's own tool last. */
 import type { ToolDefinition } from './define.js';
 import { rlListEnvironments } from './rl_list_environments.js';
 import { rlSelectEnvironment } from './rl_select_environment.js';
@@ -17,5 +17,6 @@ import { rlTestInference } from './rl_test_inference.js';
 import { rlEvaluate } from './rl_evaluate.js';
 import { rlGetRollouts } from './rl_get_rollouts.js';
 import { rlDoctor } from './rl_doctor.js';
+import { rlDashboardSnapshot } from './rl_dashboard_snapshot.js';
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlEstimateCost, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlReadLog, rlTestInference, rlEvaluate, rlGetRollouts, rlDoctor];
+export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlEstimateCost, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlGetResults, rlListRuns, rlCompareRuns, rlReadLog, rlTestInference, rlEvaluate, rlGetRollouts, rlDoctor, rlDashboardSnapshot];

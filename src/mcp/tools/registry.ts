@@ -10,6 +10,7 @@ import type { Runtime } from '../../app/runtime.js';
 import { argumentError, type Schema } from './argumentErrors.js';
 import { errorResult, runTool, type Extra, type ToolDefinition } from './define.js';
 import { toolJsonSchema } from './jsonSchema.js';
+import { clientRendersApps, isAppOnly, toolUiMeta } from '../apps.js';
 
 /** Bounds the size of any tool's arguments (array elements plus object members) before zod sees them. */
 export const MAX_ARGUMENT_ELEMENTS = 1000;
@@ -37,7 +38,7 @@ export function listedTool(tool: ToolDefinition): Tool {
     inputSchema: toolJsonSchema(tool.input, 'input') as Tool['inputSchema'],
     outputSchema: toolJsonSchema(tool.output, 'output') as Tool['outputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
-    ...(tool.meta ? { _meta: tool.meta } : {}),
+    ...(tool.ui ? { _meta: toolUiMeta(tool.ui) } : {}),
   };
 }
 
@@ -47,14 +48,17 @@ export function registerTools(server: McpServer, runtime: Runtime, tools: readon
   const list = (): Tool[] => (listed ??= tools.map(listedTool));
   const inputOf = (tool: ToolDefinition): Schema => list()[tools.indexOf(tool)]!.inputSchema as Schema;
 
+  // App-only tools are for MCP Apps views: a client that does not render them never sees them.
+  const shown = (tool: ToolDefinition): boolean => !isAppOnly(tool.ui) || clientRendersApps(server.server.getClientCapabilities());
+
   // The tool set never changes while the server runs: no listChanged.
   server.server.registerCapabilities({ tools: {} });
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list() }));
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list().filter((_, i) => shown(tools[i]!)) }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra: Extra): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
     const tool = byName.get(name);
-    if (!tool) {
-      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${[...byName.keys()].join(', ')}` });
+    if (!tool || !shown(tool)) {
+      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${tools.filter(shown).map((t) => t.name).join(', ')}` });
     }
     if (countElements(args, MAX_ARGUMENT_ELEMENTS) > MAX_ARGUMENT_ELEMENTS) {
       return errorResult(runtime, `The arguments are too large: more than ${MAX_ARGUMENT_ELEMENTS} array elements and object members in all.`, {

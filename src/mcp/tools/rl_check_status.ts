@@ -2,15 +2,9 @@
 import { z } from 'zod';
 import { statusWithMetrics } from '../../app/reports.js';
 import { runCostSchema } from './costSchemas.js';
+import { DASHBOARD_URI } from '../../core/resourceUris.js';
 import { defineTool } from './define.js';
-import { healthSchema, perProcess, processLogs, processLogUris, runIdInput, runStatus, wandbNumber } from './runSchemas.js';
-
-const processState = z.object({
-  state: z.enum(['not_started', 'running', 'exited']),
-  pid: z.number().int().nullable(),
-  exit_code: z.number().int().nullable().describe('null while running, when killed by a signal, or when unknown (ended while no server supervised it)'),
-  signal: z.string().optional(),
-});
+import { healthSchema, perProcess, processLogs, processLogUris, processState, runIdInput, runStatus, wandbNumber } from './runSchemas.js';
 
 
 export const rlCheckStatus = defineTool({
@@ -56,5 +50,6 @@ export const rlCheckStatus = defineTool({
     wandb_error: z.string().optional(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  ui: { resourceUri: DASHBOARD_URI },
   handler: ({ run_id }, { runtime, signal }) => statusWithMetrics(runtime, run_id, signal),
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { compareRuns } from '../../app/compare.js';
 import { MAX_DIFFERING_FIELDS, MAX_VALUE_CHARS } from '../../app/compareConfig.js';
 import { DIRECTIONS, KEY_METRICS } from '../../domain/wandb/keyMetrics.js';
+import { DASHBOARD_URI } from '../../core/resourceUris.js';
 import { defineTool } from './define.js';
 import { jsonValue } from './rl_edit_config.js';
 import { healthSchema, listedRunFields, runIdInput, wandbNumber } from './runSchemas.js';
@@ -71,5 +72,6 @@ export const rlCompareRuns = defineTool({
     ),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  ui: { resourceUri: DASHBOARD_URI },
   handler: ({ run_ids, metric }, { runtime, signal }) => compareRuns(runtime, run_ids, metric, signal),
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { runResults } from '../../app/reports.js';
 import { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from '../../domain/wandb/reader.js';
 import { runCostSchema } from './costSchemas.js';
+import { DASHBOARD_URI } from '../../core/resourceUris.js';
 import { defineTool } from './define.js';
 import { runIdInput, runStatus, wandbNumber } from './runSchemas.js';
 
@@ -55,5 +56,6 @@ export const rlGetResults = defineTool({
       .describe("rl_evaluate's evaluations of this run, newest first (at most 10); rl_evaluate({eval_id}) for one in full"),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  ui: { resourceUri: DASHBOARD_URI },
   handler: ({ run_id, samples }, { runtime, signal }) => runResults(runtime, run_id, samples, signal),
 });

@@ -1,4 +1,4 @@
-/** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results). */
+/** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results, rl_dashboard_snapshot). */
 import { z } from 'zod';
 import { RUN_ID_PATTERN, RUN_PROCESSES } from '../../core/home.js';
 import { RUN_STATUSES } from '../../domain/runs/record.js';
@@ -38,6 +38,14 @@ export const healthSchema = z
   .describe('Is the run learning: starting, waiting_for_data, healthy, degraded, stalled, or its ended state, with the evidence');
 
 export const perProcess = <T extends z.ZodType>(item: T) => z.object({ api: item, trainer: item, env: item });
+
+/** One process of a run as rl_check_status and the dashboard show it. */
+export const processState = z.object({
+  state: z.enum(['not_started', 'running', 'exited']),
+  pid: z.number().int().nullable(),
+  exit_code: z.number().int().nullable().describe('null while running, when killed by a signal, or when unknown (ended while no server supervised it)'),
+  signal: z.string().optional(),
+});
 
 export const processLogs = perProcess(z.string()).describe('Log file of each process');
 export const processLogUris = perProcess(z.string()).describe('The same logs as MCP resources (rl://runs/<id>/logs/<process>)');

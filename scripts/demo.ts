@@ -4,9 +4,10 @@
  * drives it over stdio as an MCP client would: list, select, configure (including a refused edit
  * of a locked field), smoke-test the environment with rl_test_inference (as the instructions tell
  * an agent to, before paying for training), start a training run, follow it to the end, read its
- * results. Tinker, Atropos and the model endpoint are the simulated ones the tests use (fake
- * run-api and launch_training.py printing the real log lines, a local OpenAI-style endpoint), so it
- * needs no key and costs nothing.
+ * results, estimate its cost, evaluate its checkpoint against the base model and read a rollout.
+ * Tinker, Atropos and the model endpoints are the simulated ones the tests use (fake run-api and
+ * launch_training.py printing the real log lines, a local OpenAI-style endpoint, a local stand-in
+ * for Tinker's OpenAI-compatible endpoint), so it needs no key and costs nothing.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { stringify } from 'yaml';
 import { gsm8kSolver } from '../test/fakes/gsm8kAnswers.js';
 import { startFakeOpenAI } from '../test/fakes/openaiServer.js';
+import { startFakeTinkerOai } from '../test/fakes/tinkerOaiServer.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import { DIST_ENTRY, freePort, REPO_ROOT } from '../test/helpers/tmp.js';
 
@@ -32,6 +34,7 @@ type Call = (name: string, args?: Record<string, unknown>) => Promise<{ isError:
 
 /** The key of the local endpoint standing in for OpenRouter. */
 const ENDPOINT_KEY = 'sk-or-demo-not-a-real-key';
+const TINKER_KEY = 'tk-demo-not-a-real-key';
 
 /** rl_test_inference against the local endpoint: a few real rollouts before paying for training. */
 async function smokeTest(call: Call, baseUrl: string): Promise<void> {
@@ -40,6 +43,27 @@ async function smokeTest(call: Call, baseUrl: string): Promise<void> {
   if (answer.isError) throw new Error(`rl_test_inference refused: ${answer.json.error}`);
   const tested = (answer.json.models_tested ?? []) as Array<{ model: string; accuracy?: number; error?: string }>;
   say(`> rl_test_inference (a local OpenAI-style endpoint at ${baseUrl}): ${answer.json.status}; ${tested.map((m) => `${m.model}: ${m.error ?? `accuracy ${m.accuracy}`}`).join(', ')}`);
+}
+
+const dollars = (f?: { usd: number }): string => (f ? `$${f.usd.toFixed(4)}` : 'n/a');
+
+/** rl_estimate_cost after the smoke test: the figures come from the rollout lengths it measured. */
+async function estimate(call: Call): Promise<void> {
+  const { json } = await call('rl_estimate_cost');
+  const t = json.total_usd ?? {};
+  say(`> rl_estimate_cost (an estimate, ${json.model} at the shipped prices of ${json.price_source?.as_of ?? '?'}): low ${dollars(t.low)}, expected ${dollars(t.expected)}, high ${dollars(t.high)}`);
+}
+
+/** rl_evaluate on the finished run, then the worst rollout of the trained checkpoint. */
+async function evaluateRun(call: Call, runId: string): Promise<void> {
+  let answer = await call('rl_evaluate', { run_id: runId, method: 'process', num_items: 30, group_size: 2, wait_seconds: 120 });
+  while (!answer.isError && answer.json.status === 'running') answer = await call('rl_evaluate', { eval_id: answer.json.eval_id, wait_seconds: 120 });
+  if (answer.isError) throw new Error(`rl_evaluate refused: ${answer.json.error}`);
+  const scores = (answer.json.models as Array<{ label: string; score: number | null; ci?: [number, number] | null }>).map((m) => `${m.label} ${m.score}${m.ci ? ` [${m.ci.map((x) => x.toFixed(2)).join(', ')}]` : ''}`);
+  say(`> rl_evaluate (${answer.json.method}): ${scores.join(' vs ')}; verdict: ${answer.json.verdict?.verdict}`);
+  const rollouts = await call('rl_get_rollouts', { eval_id: answer.json.eval_id, filter: 'worst', limit: 1 });
+  const worst = rollouts.json.rollouts?.[0];
+  if (worst) say(`> rl_get_rollouts worst: ${worst.model} scored ${worst.score}: ${JSON.stringify(String(worst.completion).slice(0, 100))}`);
 }
 
 /** A run that did not complete: its error and the end of each log, as an agent would read them. */
@@ -101,6 +125,13 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'rl-training-mcp-demo-'));
   const client = new Client({ name: 'rl-training-mcp-demo', version: '1.0.0' });
   const endpoint = await startFakeOpenAI({ apiKey: ENDPOINT_KEY, models: { 'demo/qwen3-8b': { mode: 'right' } }, solve: gsm8kSolver() });
+  // Tinker's OpenAI-compatible endpoint: the base model answers 3 in 10 right, every saved checkpoint 9 in 10.
+  const tinker = await startFakeTinkerOai({
+    apiKey: TINKER_KEY,
+    baseModels: { 'Qwen/Qwen3-8B': 0.3 },
+    checkpoint: (path) => (/\/sampler_weights\/step_\d+$/.test(path) ? 0.9 : undefined),
+    solve: gsm8kSolver(),
+  });
   try {
     const install = await makeFakeInstall({ dir: work });
     install.trainerControl({ step_seconds: 0.4 });
@@ -117,7 +148,8 @@ async function main(): Promise<void> {
       RL_API_PORT: String(await freePort()),
       RL_INFERENCE_PORT: String(await freePort()),
       RL_STATUS_MIN_INTERVAL_SECONDS: '0',
-      TINKER_API_KEY: 'demo-key-not-a-real-one',
+      TINKER_API_KEY: TINKER_KEY,
+      TINKER_OAI_BASE_URL: tinker.baseUrl,
       OPENROUTER_API_KEY: ENDPOINT_KEY,
       LOG_LEVEL: 'warn',
     };
@@ -147,6 +179,7 @@ async function main(): Promise<void> {
     say(`> rl_edit_config group_size "sixteen": refused: ${typo.json.error} (expected ${typo.json.expected})`);
 
     await smokeTest(call, endpoint.baseUrl);
+    await estimate(call);
 
     const started = await call('rl_start_training');
     if (started.isError) throw new Error(`rl_start_training refused: ${started.json.error}`);
@@ -169,7 +202,9 @@ async function main(): Promise<void> {
     const results = await call('rl_get_results', { run_id: runId });
     say(`> rl_get_results: ${results.json.outcome.status}: ${results.json.outcome.reason}`);
     say(`  weights: latest ${results.json.weights.latest} (${results.json.weights.checkpoint_count} checkpoints)`);
+    if (results.json.cost?.spent_usd !== undefined) say(`  cost: $${results.json.cost.spent_usd.toFixed(4)} spent (an estimate: ${results.json.cost.basis})`);
     if (results.json.wandb_error) say(`  W&B: ${results.json.wandb_error}`);
+    if (status.status === 'completed') await evaluateRun(call, runId);
     const runs = await call('rl_list_runs');
     say(`> rl_list_runs: ${runs.json.runs.map((r: { run_id: string; status: string }) => `${r.run_id} ${r.status}`).join(', ')}`);
     say(`\nWith a real tinker-atropos checkout and keys, the same calls train for real: see README "Connecting a client".`);
@@ -180,6 +215,7 @@ async function main(): Promise<void> {
   } finally {
     await client.close();
     await endpoint.close();
+    await tinker.close();
     rmSync(work, { recursive: true, force: true });
   }
 }

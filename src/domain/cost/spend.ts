@@ -74,7 +74,7 @@ export function spendOf(plan: CostPlan, done: RunProgress): Spend | undefined {
   const perStep = tokensUsd(inference, price);
   const trained = done.sequences ?? done.steps * plan.batch_size;
   const spent = done.steps * tokensUsd({ ...inference, train: 0 }, price) + tokensUsd({ prefill: 0, sample: 0, train: trained * trainedLength }, price);
-  const lengthsFrom = seen ? `mean lengths of ${seen.batches} batches the trainer took (${round4(prompt)} prompt + ${round4(completion)} completion tokens)` : `the ${plan.spend_scenario} lengths at start`;
+  const lengthsFrom = seen ? `mean lengths of ${seen.batches} batches the trainer took (${Math.round(prompt)} prompt + ${Math.round(completion)} completion tokens)` : `the ${plan.spend_scenario} lengths at start`;
   const counted = done.sequences !== undefined ? `${done.sequences} sequences trained (trainer log)` : `${plan.batch_size} sequences per step`;
   return {
     spent_usd: round4(spent),

@@ -7,6 +7,7 @@ import { cutMiddle, pickRollouts } from '../src/domain/evaluation/picking.js';
 import { groupRollouts, itemScores, sampleRollout } from '../src/domain/evaluation/rollouts.js';
 import { pairedDifference, summarizeScores, tCritical, unpairedDifference, verdictOf, wilson } from '../src/domain/evaluation/statistics.js';
 import { routeModel } from '../src/domain/inference/routing.js';
+import { shownMetrics } from '../src/domain/evaluation/modelRun.js';
 
 const close = (a: number, b: number, eps = 1e-3): boolean => Math.abs(a - b) < eps;
 
@@ -129,4 +130,16 @@ test('rollouts: groups and samples read into one shape; picking best/worst/rando
   const long = pickRollouts(all.filter((r) => r.prompt === 'q7'), 'best', 1)[0]!;
   assert.ok(long.completion.length < 2200 && long.cut?.completion_chars === 48_000, JSON.stringify(long.cut));
   assert.match(cutMiddle('a'.repeat(100), 10, 'rl://x').text, /\[\.\.\. 90 characters cut; the whole text is in rl:\/\/x \.\.\.\]/);
+});
+
+test("an environment's own metrics: the first 20 scalar ones are shown, nested or long values are not", () => {
+  const all = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`eval/m${i}`, i / 10]));
+  const shown = shownMetrics({ nested: { a: 1 }, long: 'x'.repeat(101), flag: true, ...all });
+  assert.equal(Object.keys(shown!).length, 20);
+  assert.equal(shown!.flag, true);
+  assert.equal(shown!['eval/m0'], 0);
+  assert.equal('nested' in shown!, false);
+  assert.equal('long' in shown!, false);
+  assert.equal(shownMetrics(undefined), undefined);
+  assert.equal(shownMetrics([1, 2] as never), undefined);
 });

@@ -71,6 +71,14 @@ async function readSmall(path: string): Promise<string | undefined> {
   }
 }
 
+/** Metrics an environment's evaluate() may log without bound: the answer keeps the first scalar ones (the whole file is kept). */
+const MAX_SHOWN_METRICS = 20;
+export function shownMetrics(all: Record<string, JsonValue> | undefined): Record<string, JsonValue> | undefined {
+  if (all === undefined || all === null || typeof all !== 'object' || Array.isArray(all)) return undefined;
+  const scalar = Object.entries(all).filter(([k, v]) => k.length <= 100 && (typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && v.length <= 100)));
+  return Object.fromEntries(scalar.slice(0, MAX_SHOWN_METRICS));
+}
+
 export class EvalModelRun {
   process?: ModelProcess;
   private stopped?: string;
@@ -153,7 +161,7 @@ export class EvalModelRun {
     await writeFile(join(this.ctx.dir, metricsFile), this.ctx.redactor.redact(metricsText));
     let envMetrics: Record<string, JsonValue> | undefined;
     try {
-      envMetrics = (JSON.parse(metricsText) as { results?: { all?: Record<string, JsonValue> } }).results?.all;
+      envMetrics = shownMetrics((JSON.parse(metricsText) as { results?: { all?: Record<string, JsonValue> } }).results?.all);
     } catch {
       envMetrics = undefined;
     }

@@ -1,6 +1,9 @@
 /**
- * `npm run build`: type-checks the sources, then bundles the server into one minified ESM file,
- * dist/index.js, so a start reads and compiles one file instead of loading hundreds of modules.
+ * `npm run build`: type-checks the sources, then bundles the server into minified ESM: the entry
+ * dist/index.js and the chunks it imports on first use (the tool modules and the code only they
+ * use, loaded with the first tools/call), so a start reads and compiles one file instead of
+ * loading hundreds of modules. dist/tools.json is the tools/list answer, written from the tool
+ * modules here, so a start neither loads them nor converts their schemas (src/mcp/tools/catalog.ts).
  * What the bundle leaves out, and why:
  * - execa and yaml: loaded on first use from the installed dependencies (src/core/onDemand.ts),
  *   so a start does not compile them;
@@ -32,9 +35,16 @@ const englishOnly: Plugin = {
 };
 
 execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
+// Imported once the sources type-check: the tool list as the server would build it.
+const { ALL_TOOLS } = await import('../src/mcp/tools/index.js');
+const { listedTool, toolListHash } = await import('../src/mcp/tools/catalog.js');
+const toolList = JSON.stringify(ALL_TOOLS.map(listedTool));
 const result = await build({
   entryPoints: [join(root, 'src', 'index.ts')],
-  outfile: join(outdir, 'index.js'),
+  outdir,
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
+  define: { RL_TOOL_LIST_SHA256: JSON.stringify(toolListHash(toolList)) },
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -50,8 +60,10 @@ const result = await build({
 });
 
 mkdirSync(outdir, { recursive: true });
-const written = new Set(result.outputFiles.map((file) => file.path));
-for (const file of result.outputFiles) {
+const files = [...result.outputFiles, { path: join(outdir, 'tools.json'), contents: Buffer.from(toolList) }];
+const written = new Set(files.map((file) => file.path));
+// The chunks first: the entry that imports them replaces the old one last.
+for (const file of files.sort((a, b) => Number(a.path === join(outdir, 'index.js')) - Number(b.path === join(outdir, 'index.js')))) {
   const temporary = `${file.path}.${process.pid}.tmp`;
   writeFileSync(temporary, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
   renameSync(temporary, file.path);

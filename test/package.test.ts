@@ -28,7 +28,8 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
   assert.ok(shipped.some((p) => p.startsWith('python/') && p.endsWith('.py')), 'the Python helpers are shipped');
   assert.ok(shipped.includes('ui/dashboard.html'), 'the dashboard view is shipped');
   assert.ok(shipped.some((p) => p.startsWith('examples/tinker_atropos/environments/') && p.endsWith('.py')), 'the examples are shipped');
-  assert.deepEqual(shipped.filter((p) => p.startsWith('dist/')).sort(), ['dist/index.js', 'dist/index.js.map'], 'dist/ is the one bundle and its map');
+  assert.ok(shipped.includes('dist/tools.json'), 'the prebuilt tool list is shipped');
+  assert.deepEqual(shipped.filter((p) => p.startsWith('dist/') && !/^dist\/(index|chunk-[A-Z0-9]+)\.js(\.map)?$/.test(p)), ['dist/tools.json'], 'dist/ is the bundle: entry, chunks, maps and the tool list');
   assert.deepEqual(shipped.filter((p) => /(^|\/)(__pycache__|test|src|bench|scripts)\//.test(p) || p.endsWith('.pyc')), [], 'no caches, tests, sources, benches or scripts');
   assert.ok(!shipped.includes('.mcp.json'), "the checkout's .mcp.json (a path into the checkout) is not shipped");
 

@@ -1,9 +1,14 @@
 /**
- * `npm run build`: type-checks the sources, then bundles the server into one minified ESM file,
- * dist/index.js, so a start reads and compiles one file instead of loading hundreds of modules.
+ * `npm run build`: type-checks the sources, then bundles the server into minified ESM: the entry
+ * dist/index.js and the chunks it imports on first use (the tool modules and the code only they
+ * use, loaded with the first tools/call), so a start reads and compiles one file instead of
+ * loading hundreds of modules. dist/tools.json is the tools/list answer, written from the tool
+ * modules here, so a start neither loads them nor converts their schemas (src/mcp/tools/catalog.ts).
  * What the bundle leaves out, and why:
  * - execa and yaml: loaded on first use from the installed dependencies (src/core/onDemand.ts),
  *   so a start does not compile them;
+ * - Ajv, zod v3 and zod-to-json-schema, which the SDK imports and this server does not use at
+ *   start: required when first used (sdkOnDemand below);
  * - zod's translations of its error messages into other languages: the server speaks English
  *   (zod's default); the other locales were a third of zod's code.
  * CommonJS dependencies call `require` for Node's own modules, which an ES module does not
@@ -31,10 +36,47 @@ const englishOnly: Plugin = {
   },
 };
 
+/**
+ * Parts of the SDK this server does not use at start, each replaced in the bundle by a stand-in
+ * that requires the real one (from the installed SDK or zod, whose own dependencies they are) on
+ * first use:
+ * - the Ajv validator (with Ajv and its formats), imported statically by the SDK's Server, used
+ *   here only to check answers to elicitations (src/mcp/server.ts builds it on first use);
+ * - zod-to-json-schema (a dependency of the SDK, so required from there) and zod v3, which
+ *   McpServer uses for tools declared with zod v3: this server lists its tools itself
+ *   (src/mcp/tools/catalog.ts).
+ * Each stand-in is `[what it replaces (resolved path), its code]`.
+ */
+const requireLazily = (id: string, body: string, from?: string): string => {
+  const require = from ? `createRequire(createRequire(import.meta.url).resolve(${JSON.stringify(from)}))` : 'createRequire(import.meta.url)';
+  return `import { createRequire } from 'node:module';\nconst real = () => ${require}(${JSON.stringify(id)});\n${body}`;
+};
+const onDemand: Array<[RegExp, string]> = [
+  [/[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/, requireLazily('@modelcontextprotocol/sdk/validation/ajv', 'export class AjvJsonSchemaValidator { constructor(ajv) { return new (real().AjvJsonSchemaValidator)(ajv); } }')],
+  [/[\\/]zod-to-json-schema[\\/]dist[\\/]esm[\\/]index\.js$/, requireLazily('zod-to-json-schema', 'export const zodToJsonSchema = (...args) => real().zodToJsonSchema(...args);', '@modelcontextprotocol/sdk/server')],
+  [/[\\/]zod[\\/]v3[\\/]index\.js$/, requireLazily('zod/v3', 'export const object = (shape) => real().object(shape);')],
+];
+const sdkOnDemand: Plugin = {
+  name: 'sdk-on-demand',
+  setup(b) {
+    b.onLoad({ filter: /\.js$/ }, (args) => {
+      const stand = onDemand.find(([path]) => path.test(args.path));
+      return stand && { contents: stand[1], resolveDir: root };
+    });
+  },
+};
+
 execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
+// Imported once the sources type-check: the tool list as the server would build it.
+const { ALL_TOOLS } = await import('../src/mcp/tools/index.js');
+const { listedTool, toolListHash } = await import('../src/mcp/tools/catalog.js');
+const toolList = JSON.stringify(ALL_TOOLS.map(listedTool));
 const result = await build({
   entryPoints: [join(root, 'src', 'index.ts')],
-  outfile: join(outdir, 'index.js'),
+  outdir,
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
+  define: { RL_TOOL_LIST_SHA256: JSON.stringify(toolListHash(toolList)) },
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -43,15 +85,17 @@ const result = await build({
   sourcemap: 'linked',
   legalComments: 'none',
   external: ['execa', 'yaml'],
-  plugins: [englishOnly],
+  plugins: [englishOnly, sdkOnDemand],
   banner: { js: "import { createRequire as __rlCreateRequire } from 'node:module';\nconst require = __rlCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   write: false,
 });
 
 mkdirSync(outdir, { recursive: true });
-const written = new Set(result.outputFiles.map((file) => file.path));
-for (const file of result.outputFiles) {
+const files = [...result.outputFiles, { path: join(outdir, 'tools.json'), contents: Buffer.from(toolList) }];
+const written = new Set(files.map((file) => file.path));
+// The chunks first: the entry that imports them replaces the old one last.
+for (const file of files.sort((a, b) => Number(a.path === join(outdir, 'index.js')) - Number(b.path === join(outdir, 'index.js')))) {
   const temporary = `${file.path}.${process.pid}.tmp`;
   writeFileSync(temporary, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
   renameSync(temporary, file.path);

@@ -28,13 +28,21 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
   assert.ok(shipped.some((p) => p.startsWith('python/') && p.endsWith('.py')), 'the Python helpers are shipped');
   assert.ok(shipped.includes('ui/dashboard.html'), 'the dashboard view is shipped');
   assert.ok(shipped.some((p) => p.startsWith('examples/tinker_atropos/environments/') && p.endsWith('.py')), 'the examples are shipped');
-  assert.deepEqual(shipped.filter((p) => p.startsWith('dist/')).sort(), ['dist/index.js', 'dist/index.js.map'], 'dist/ is the one bundle and its map');
+  assert.ok(shipped.includes('dist/tools.json'), 'the prebuilt tool list is shipped');
+  assert.deepEqual(shipped.filter((p) => p.startsWith('dist/') && !/^dist\/(index|chunk-[A-Z0-9]+)\.js(\.map)?$/.test(p)), ['dist/tools.json'], 'dist/ is the bundle: entry, chunks, maps and the tool list');
   assert.deepEqual(shipped.filter((p) => /(^|\/)(__pycache__|test|src|bench|scripts)\//.test(p) || p.endsWith('.pyc')), [], 'no caches, tests, sources, benches or scripts');
   assert.ok(!shipped.includes('.mcp.json'), "the checkout's .mcp.json (a path into the checkout) is not shipped");
 
   const prefix = join(dir, 'prefix');
   run('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed!.filename)], dir);
   const bin = join(prefix, 'bin', 'rl-training-mcp');
+  // What the bundle requires on first use (scripts/build.ts, sdkOnDemand) resolves from the installed copy.
+  const entry = join(prefix, 'lib', 'node_modules', 'rl-training-mcp', 'dist', 'index.js');
+  const probe = `const { createRequire } = require('node:module'); const r = createRequire(${JSON.stringify(entry)});
+    const valid = new (r('@modelcontextprotocol/sdk/validation/ajv').AjvJsonSchemaValidator)().getValidator({ type: 'string', format: 'email' })('a@b.c').valid;
+    const toJson = createRequire(r.resolve('@modelcontextprotocol/sdk/server'))('zod-to-json-schema').zodToJsonSchema;
+    process.stdout.write(JSON.stringify([valid, toJson(r('zod/v3').object({})).type]));`;
+  assert.equal(run(process.execPath, ['-e', probe], '/'), '[true,"object"]', 'Ajv, zod-to-json-schema and zod v3 resolve from the installed bundle');
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   assert.equal(run(bin, ['--version'], '/').trim(), version);
 

@@ -1,11 +1,21 @@
-/** The built server over real stdio: protocol-only stdout, fast exit, clear start-up failures. */
+/**
+ * The built server over real stdio: protocol-only stdout, fast exit, clear start-up failures, and
+ * the tool list the build wrote (dist/tools.json) the same as the one the tool modules give.
+ */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { DIST_ENTRY, REPO_ROOT, testEnv } from './helpers/tmp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { PREBUILT_TOOL_LIST } from '../src/core/paths.js';
+import { listedTool, toolListHash } from '../src/mcp/tools/catalog.js';
+import { ALL_TOOLS } from '../src/mcp/tools/index.js';
+import { APPS_CLIENT_CAPABILITIES, callTool } from './helpers/client.js';
+import { DIST_ENTRY, REPO_ROOT, tempDir, testEnv } from './helpers/tmp.js';
 
 function rpc(id: number, method: string, params: Record<string, unknown> = {}): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
@@ -89,5 +99,32 @@ test('--version and --help answer on stdout, as a command line tool does', async
     const [code] = (await once(child, 'exit')) as [number | null];
     assert.equal(code, 0);
     assert.match(stdout, expected);
+  }
+});
+
+test('dist/tools.json is the list the tool modules give, and the one the bundle was built with', () => {
+  const text = readFileSync(PREBUILT_TOOL_LIST, 'utf8');
+  assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(ALL_TOOLS.map(listedTool))), 'npm run build writes it again');
+  const bundle = readdirSync(dirname(DIST_ENTRY)).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(dirname(DIST_ENTRY), f), 'utf8'));
+  assert.ok(bundle.some((code) => code.includes(toolListHash(text))), 'the bundle checks for this file');
+});
+
+test('the bundle lists the prebuilt tools (app-only ones to Apps clients only) and loads the tool modules on the first call', async () => {
+  const expected = JSON.parse(JSON.stringify(ALL_TOOLS.map(listedTool))) as Array<{ name: string; _meta?: { ui?: { visibility?: string[] } } }>;
+  const appOnly = expected.filter((t) => t._meta?.ui?.visibility?.includes('model') === false).map((t) => t.name);
+  assert.ok(appOnly.length > 0, 'some tool is app-only');
+  const env = testEnv({ RL_HOME: join(tempDir('rlmcp-stdio-'), 'rl_training') });
+  for (const capabilities of [{}, APPS_CLIENT_CAPABILITIES] as ClientCapabilities[]) {
+    const client = new Client({ name: 'stdio-test', version: '0.0.0' }, { capabilities });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [DIST_ENTRY], env, stderr: 'ignore' }));
+    try {
+      const { tools } = await client.listTools();
+      const shown = 'extensions' in capabilities ? expected : expected.filter((t) => !appOnly.includes(t.name));
+      assert.deepEqual(JSON.parse(JSON.stringify(tools)), shown);
+      const answer = await callTool(client, 'rl_list_runs', {});
+      assert.equal(answer.isError, false, JSON.stringify(answer.json));
+    } finally {
+      await client.close();
+    }
   }
 });

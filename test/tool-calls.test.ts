@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { argumentError, describeSchema } from '../src/mcp/tools/argumentErrors.js';
 import { defineTool } from '../src/mcp/tools/define.js';
 import { toolJsonSchema } from '../src/mcp/tools/jsonSchema.js';
-import { listedTool } from '../src/mcp/tools/registry.js';
+import { listedTool } from '../src/mcp/tools/catalog.js';
 import { connectInMemory } from './helpers/client.js';
 import { writeRunDir } from './helpers/registry.js';
 import { TINKER_KEY } from './helpers/runs.js';

@@ -10,7 +10,7 @@ import { registerResources } from './resources/index.js';
 import type { Runtime } from '../app/runtime.js';
 import { PACKAGE_ROOT } from '../core/paths.js';
 import { registerTools } from './tools/registry.js';
-import { ALL_TOOLS } from './tools/index.js';
+import { toolCatalog } from './tools/catalog.js';
 
 export const SERVER_VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -33,7 +33,7 @@ export function createServer(runtime: Runtime): McpServer {
       jsonSchemaValidator: onFirstUseValidator(),
     },
   );
-  registerTools(server, runtime, ALL_TOOLS);
+  registerTools(server, runtime, toolCatalog(runtime.logger));
   registerResources(server, runtime);
   registerDashboard(server, runtime);
   return server;

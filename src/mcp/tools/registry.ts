@@ -1,6 +1,7 @@
 /**
- * Serves `tools/list` and `tools/call` on the SDK's low-level Server. The list is built once, at
- * the first `tools/list`, not converted from zod on every call as McpServer does. Arguments are
+ * Serves `tools/list` and `tools/call` on the SDK's low-level Server. The list comes from the
+ * catalog (catalog.ts: prebuilt by the build, or built once from zod), not converted from zod on
+ * every call as McpServer does; the tool modules load with the first call. Arguments are
  * checked here, not by the SDK, so a bad one is answered like every other error: `isError` with
  * JSON `{error, field, expected}` (argumentErrors.ts).
  */
@@ -9,8 +10,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { Runtime } from '../../app/runtime.js';
 import { argumentError, type Schema } from './argumentErrors.js';
 import { errorResult, runTool, type Extra, type ToolDefinition } from './define.js';
-import { toolJsonSchema } from './jsonSchema.js';
-import { clientRendersApps, isAppOnly, toolUiMeta } from '../apps.js';
+import type { ToolCatalog } from './catalog.js';
+import { clientRendersApps, isAppOnly, type ToolUi } from '../apps.js';
 
 /** Bounds the size of any tool's arguments (array elements plus object members) before zod sees them. */
 export const MAX_ARGUMENT_ELEMENTS = 1000;
@@ -29,36 +30,26 @@ export function countElements(value: unknown, max: number): number {
   return count;
 }
 
-/** One tool as tools/list sends it. */
-export function listedTool(tool: ToolDefinition): Tool {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: toolJsonSchema(tool.input, 'input') as Tool['inputSchema'],
-    outputSchema: toolJsonSchema(tool.output, 'output') as Tool['outputSchema'],
-    annotations: { title: tool.title, ...tool.annotations },
-    ...(tool.ui ? { _meta: toolUiMeta(tool.ui) } : {}),
-  };
-}
+/** The app-only flag travels in the listed tool's `_meta`, so the prebuilt list carries it too. */
+const uiOf = (tool: Tool): ToolUi | undefined => tool._meta?.ui as ToolUi | undefined;
 
-export function registerTools(server: McpServer, runtime: Runtime, tools: readonly ToolDefinition[]): void {
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  let listed: Tool[] | undefined;
-  const list = (): Tool[] => (listed ??= tools.map(listedTool));
-  const inputOf = (tool: ToolDefinition): Schema => list()[tools.indexOf(tool)]!.inputSchema as Schema;
+export function registerTools(server: McpServer, runtime: Runtime, catalog: ToolCatalog): void {
+  let byName: Promise<Map<string, ToolDefinition>> | undefined;
+  const definition = async (name: string): Promise<ToolDefinition> =>
+    (await (byName ??= catalog.definitions().then((tools) => new Map(tools.map((tool) => [tool.name, tool]))))).get(name)!;
 
   // App-only tools are for MCP Apps views: a client that does not render them never sees them.
-  const shown = (tool: ToolDefinition): boolean => !isAppOnly(tool.ui) || clientRendersApps(server.server.getClientCapabilities());
+  const shown = (tool: Tool): boolean => !isAppOnly(uiOf(tool)) || clientRendersApps(server.server.getClientCapabilities());
 
   // The tool set never changes while the server runs: no listChanged.
   server.server.registerCapabilities({ tools: {} });
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list().filter((_, i) => shown(tools[i]!)) }));
+  server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await catalog.list()).filter(shown) }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra: Extra): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
-    const tool = byName.get(name);
-    if (!tool || !shown(tool)) {
-      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${tools.filter(shown).map((t) => t.name).join(', ')}` });
+    const listed = await catalog.list();
+    const entry = listed.find((t) => t.name === name);
+    if (!entry || !shown(entry)) {
+      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${listed.filter(shown).map((t) => t.name).join(', ')}` });
     }
     if (countElements(args, MAX_ARGUMENT_ELEMENTS) > MAX_ARGUMENT_ELEMENTS) {
       return errorResult(runtime, `The arguments are too large: more than ${MAX_ARGUMENT_ELEMENTS} array elements and object members in all.`, {
@@ -66,9 +57,10 @@ export function registerTools(server: McpServer, runtime: Runtime, tools: readon
         expected: `at most ${MAX_ARGUMENT_ELEMENTS} elements`,
       });
     }
+    const tool = await definition(name);
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) {
-      const { error, ...hints } = argumentError(inputOf(tool), parsed.error.issues);
+      const { error, ...hints } = argumentError(entry.inputSchema as Schema, parsed.error.issues);
       return errorResult(runtime, error, hints);
     }
     return runTool(tool, parsed.data, runtime, extra, server.server);

@@ -54,6 +54,23 @@ test('argument errors name the field and what it accepts (table)', () => {
   assert.equal(describeSchema({ type: 'boolean' }), 'true or false');
 });
 
+test('an output schema spells two levels of fields; deeper ones keep their type, values and description; inputs are whole', () => {
+  const deep = z.object({ c: z.object({ d: z.number() }).describe('third level'), kind: z.enum(['x', 'y']) });
+  const schema = z.object({ a: z.object({ b: deep, list: z.array(deep), maybe: deep.nullable() }) });
+  const out = toolJsonSchema(schema, 'output') as any;
+  const a = out.properties.a;
+  assert.deepEqual(Object.keys(a.properties), ['b', 'list', 'maybe']);
+  assert.deepEqual(a.properties.b, { type: 'object' });
+  assert.deepEqual(a.properties.list, { type: 'array' });
+  assert.deepEqual(a.properties.maybe, { anyOf: [{ type: 'object' }, { type: 'null' }] });
+  assert.deepEqual(a.required, ['b', 'list', 'maybe']);
+  const flat = toolJsonSchema(z.object({ a: z.object({ kind: z.enum(['x', 'y']).describe('k'), c: z.object({ d: z.number() }).describe('third level') }) }), 'output') as any;
+  assert.deepEqual(flat.properties.a.properties.kind, { type: 'string', enum: ['x', 'y'], description: 'k' });
+  assert.deepEqual(flat.properties.a.properties.c, { type: 'object', description: 'third level' });
+  const input = toolJsonSchema(schema, 'input') as any;
+  assert.deepEqual(input.properties.a.properties.b.properties.c.properties.d, { type: 'number' });
+});
+
 test('a listed schema is portable: no type arrays, no bare {} schemas, no safe-integer noise; _meta passes through', () => {
   const tool = defineTool({
     name: 'probe',

@@ -55,6 +55,37 @@ function walk(value: Json, io: 'input' | 'output'): Json {
 }
 
 /**
+ * How deep an output schema spells its structure: the answer's fields and the fields of those
+ * are typed and described; anything deeper is its type and description alone. SDK clients
+ * compile every output schema with Ajv on each listTools, at a cost that follows its size (about
+ * half with this depth; docs/architecture.md, "Build and start-up"), and the server checks every answer against the
+ * full zod schema before sending it.
+ */
+const OUTPUT_DEPTH = 1;
+
+/** A subschema cut to what a client needs to accept it and a reader to know it: type(s), values, description. */
+function summary(node: Json): Json {
+  if (!isNode(node)) return node;
+  const out: Node = {};
+  if (node.type !== undefined) out.type = node.type;
+  if (Array.isArray(node.anyOf)) out.anyOf = node.anyOf.map((b): Json => (isNode(b) && b.type !== undefined ? { type: b.type } : {}));
+  if (node.enum !== undefined) out.enum = node.enum;
+  if (node.description !== undefined) out.description = node.description;
+  return out;
+}
+
+function shallow(node: Json, level: number): Json {
+  if (!isNode(node)) return node;
+  const deeper = (child: Json, next: number): Json => (level < OUTPUT_DEPTH ? shallow(child, next) : summary(child));
+  const out: Node = { ...node };
+  if (isNode(node.properties)) out.properties = Object.fromEntries(Object.entries(node.properties).map(([name, child]) => [name, deeper(child, level + 1)]));
+  if (isNode(node.items)) out.items = deeper(node.items, level);
+  if (isNode(node.additionalProperties)) out.additionalProperties = deeper(node.additionalProperties, level + 1);
+  if (Array.isArray(node.anyOf)) out.anyOf = node.anyOf.map((branch) => shallow(branch, level));
+  return out;
+}
+
+/**
  * The JSON Schema of a tool's input (`io: 'input'`: defaults make fields optional) or output. No
  * `$schema`: these schemas use only keywords draft-07 and 2020-12 read alike, and a client assumes
  * one of those.
@@ -62,5 +93,6 @@ function walk(value: Json, io: 'input' | 'output'): Json {
 export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const raw = z.toJSONSchema(schema, { target: 'draft-7', io }) as Node;
   delete raw.$schema;
-  return walk(raw, io) as Record<string, unknown>;
+  const tidy = walk(raw, io);
+  return (io === 'output' ? shallow(tidy, 0) : tidy) as Record<string, unknown>;
 }

@@ -24,23 +24,33 @@ export function tempDir(prefix = 'rlmcp-'): string {
 /** Ports handed out in this process: the kernel may give a just-released port again at once. */
 const issuedPorts = new Set<number>();
 
-function ephemeralPort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+/**
+ * Ports are drawn below Linux's ephemeral range (32768-60999): a port the kernel handed out for
+ * `listen(0)` is soon reused for the local end of some outgoing connection (every test talks
+ * HTTP on loopback), which then holds it when the server under test binds it.
+ */
+const PORT_RANGE = { low: 20000, high: 32767 };
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((answer) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      if (address === null || typeof address === 'string') return reject(new Error('no port'));
-      srv.close(() => resolvePort(address.port));
-    });
+    srv.once('error', () => answer(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => answer(true)));
   });
+}
+
+async function unusedPort(): Promise<number> {
+  for (;;) {
+    const port = PORT_RANGE.low + Math.floor(Math.random() * (PORT_RANGE.high - PORT_RANGE.low + 1));
+    if (await bindable(port)) return port;
+  }
 }
 
 /** A port that was free on 127.0.0.1 a moment ago and that no earlier call in this process returned. */
 export async function freePort(): Promise<number> {
   for (;;) {
-    const port = await ephemeralPort();
+    const port = await unusedPort();
     if (!issuedPorts.has(port)) {
       issuedPorts.add(port);
       return port;

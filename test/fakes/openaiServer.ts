@@ -53,13 +53,13 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+export function send(res: ServerResponse, status: number, body: unknown): void {
   if (res.destroyed) return;
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
 
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   try {
@@ -71,7 +71,7 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 }
 
 /** The completion text: worked steps and the final answer in \boxed{}, as a math model writes it. */
-function completion(correct: boolean, answer: string | undefined): string {
+export function completion(correct: boolean, answer: string | undefined): string {
   const value = answer === undefined ? 'unknown' : correct ? answer : String(Number(answer) + 7);
   return `Let me work through this step by step.\nAfter computing each part, the result follows.\n\\boxed{${value}}`;
 }

@@ -8,9 +8,9 @@
  * gets n different draws), so the same item gets the same answers from two models of equal
  * quality, and every run of a test sees the same answers. Responses carry `usage`.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChatMessage } from './openaiServer.js';
+import { completion, readJson, send, type ChatMessage } from './openaiServer.js';
 
 export interface TinkerOaiOptions {
   apiKey: string;
@@ -54,28 +54,7 @@ function unitHash(text: string): number {
   return (h >>> 0) / 4294967296;
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
 const openAiError = (message: string, type: string, code: string) => ({ error: { message, type, param: null, code } });
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  try {
-    const value: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-function answerText(correct: boolean, answer: string | undefined): string {
-  const value = answer === undefined ? 'unknown' : correct ? answer : String(Number(answer) + 7);
-  return `Let me work through this step by step.\nAfter computing each part, the result follows.\n\\boxed{${value}}`;
-}
 
 export async function startFakeTinkerOai(opts: TinkerOaiOptions): Promise<FakeTinkerOai> {
   const requests: TinkerRequest[] = [];
@@ -112,7 +91,7 @@ export async function startFakeTinkerOai(opts: TinkerOaiOptions): Promise<FakeTi
       const answer = opts.solve(messages);
       const first = drawn.get(`${model}\n${question}`) ?? 0;
       drawn.set(`${model}\n${question}`, first + n);
-      const texts = Array.from({ length: n }, (_, i) => answerText(unitHash(`${question}#${first + i}`) < q, answer));
+      const texts = Array.from({ length: n }, (_, i) => completion(unitHash(`${question}#${first + i}`) < q, answer));
       const usage = { prompt_tokens: 60, completion_tokens: 30 * n, total_tokens: 60 + 30 * n };
       const created = Math.floor(Date.now() / 1000);
       if (!chat) return send(res, 200, { id: `cmpl-${requests.length}`, object: 'text_completion', created, model, choices: texts.map((text, index) => ({ index, text, finish_reason: 'stop' })), usage });

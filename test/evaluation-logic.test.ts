@@ -1,6 +1,10 @@
 /** The pure decisions of evaluation: statistics, verdicts, checkpoint choice, endpoint routing, rollout picking. */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { methodFor, type EvaluateArgs } from '../src/app/evaluate.js';
+import { REPO_ROOT } from './helpers/tmp.js';
 import { chooseCheckpoints, evenlySpaced, savedCheckpoints } from '../src/domain/evaluation/checkpoints.js';
 import { compareModels } from '../src/domain/evaluation/comparison.js';
 import { cutMiddle, pickRollouts } from '../src/domain/evaluation/picking.js';
@@ -142,4 +146,21 @@ test("an environment's own metrics: the first 20 scalar ones are shown, nested o
   assert.equal('long' in shown!, false);
   assert.equal(shownMetrics(undefined), undefined);
   assert.equal(shownMetrics([1, 2] as never), undefined);
+});
+
+test('the method: as asked, else evaluate for an environment whose source logs a held-out evaluation, else process', () => {
+  const source = (file: string): string => readFileSync(join(REPO_ROOT, file), 'utf8');
+  const rows: Array<[EvaluateArgs['method'], string, string, boolean]> = [
+    ['auto', 'examples/tinker_atropos/environments/gsm8k_tinker.py', 'evaluate', true],
+    ['auto', 'examples/tinker_atropos/environments/countdown_tinker.py', 'process', true],
+    ['auto', 'test/fakes/environments/gsm8k_server.py', 'process', true],
+    ['process', 'examples/tinker_atropos/environments/gsm8k_tinker.py', 'process', false],
+    ['evaluate', 'test/fakes/environments/gsm8k_server.py', 'evaluate', false],
+  ];
+  for (const [requested, file, method, mayFallBack] of rows) {
+    const choice = methodFor(requested, source(file));
+    assert.deepEqual([choice.method, choice.mayFallBack], [method, mayFallBack], `${requested} ${file}`);
+    assert.ok(choice.reason.length > 20, choice.reason);
+  }
+  assert.equal(methodFor('auto', '').method, 'process', 'an unreadable source is treated as having no held-out evaluation');
 });

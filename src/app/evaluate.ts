@@ -40,13 +40,24 @@ function runToEvaluate(runtime: Runtime, runId: string | undefined): RunRecord {
   return entry;
 }
 
-async function chooseMethod(requested: EvaluateArgs['method'], envFile: string): Promise<{ method: EvalMethod; reason: string; mayFallBack: boolean }> {
+export interface MethodChoice {
+  method: EvalMethod;
+  reason: string;
+  /** `evaluate` chosen from the source may still write no metrics: then `process` is used. */
+  mayFallBack: boolean;
+}
+
+/** The method an evaluation uses: the one asked for, else what the environment's source shows. */
+export function methodFor(requested: EvaluateArgs['method'], source: string): MethodChoice {
   if (requested !== 'auto') return { method: requested, reason: `method "${requested}" was asked for`, mayFallBack: false };
-  const source = await readFile(envFile, 'utf8').catch(() => '');
   if (HELD_OUT_EVAL.test(source)) {
     return { method: 'evaluate', reason: "the environment defines a held-out evaluation (its evaluate() logs with evaluate_log): atroposlib's evaluate subcommand runs it for each model", mayFallBack: true };
   }
   return { method: 'process', reason: 'the environment defines no held-out evaluation (no evaluate_log in its source): scored process rollouts of its training items are compared', mayFallBack: true };
+}
+
+async function chooseMethod(requested: EvaluateArgs['method'], envFile: string): Promise<MethodChoice> {
+  return methodFor(requested, requested === 'auto' ? await readFile(envFile, 'utf8').catch(() => '') : '');
 }
 
 function modelSpecs(baseModel: string, baseline: boolean, checkpoints: { step: number; path: string }[]): ModelSpec[] {

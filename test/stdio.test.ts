@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, renameSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -126,5 +126,28 @@ test('the bundle lists the prebuilt tools (app-only ones to Apps clients only) a
     } finally {
       await client.close();
     }
+  }
+});
+
+test('tool code that went missing under a running bundle (a rebuild) is said with the fix, and loads once it is back', async () => {
+  // A copy of the built package, so its chunks can be taken away without touching dist/.
+  const root = tempDir('rlmcp-rebuilt-');
+  for (const entry of ['package.json', 'dist', 'python', 'examples', 'ui']) cpSync(join(REPO_ROOT, entry), join(root, entry), { recursive: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
+  const chunks = readdirSync(join(root, 'dist')).filter((f) => f.startsWith('chunk-') && f.endsWith('.js'));
+  assert.ok(chunks.length > 0, 'the build splits the tool code into chunks');
+  const client = new Client({ name: 'stdio-test', version: '0.0.0' });
+  const env = testEnv({ RL_HOME: join(root, 'rl_training') });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(root, 'dist', 'index.js')], env, stderr: 'ignore' }));
+  try {
+    for (const chunk of chunks) renameSync(join(root, 'dist', chunk), join(root, chunk));
+    const missing = await callTool(client, 'rl_list_runs', {});
+    assert.equal(missing.isError, true);
+    assert.match(missing.json.error, /could not load its tool code.*restart the MCP server/s);
+    for (const chunk of chunks) renameSync(join(root, chunk), join(root, 'dist', chunk));
+    const back = await callTool(client, 'rl_list_runs', {});
+    assert.equal(back.isError, false, JSON.stringify(back.json));
+  } finally {
+    await client.close();
   }
 });

@@ -54,7 +54,15 @@ function prebuiltList(logger: Logger): Tool[] | undefined {
 /** The server's tools: ALL_TOOLS, imported on first use. */
 export function toolCatalog(logger: Logger): ToolCatalog {
   let definitions: Promise<readonly ToolDefinition[]> | undefined;
-  const load = (): Promise<readonly ToolDefinition[]> => (definitions ??= import('./index.js').then((m) => m.ALL_TOOLS));
+  // A failed import is not kept: the next call tries again (the files may be back).
+  const load = (): Promise<readonly ToolDefinition[]> =>
+    (definitions ??= import('./index.js').then(
+      (m) => m.ALL_TOOLS,
+      (err: unknown) => {
+        definitions = undefined;
+        throw err;
+      },
+    ));
   let listed: Promise<readonly Tool[]> | undefined;
   return {
     definitions: load,

@@ -34,9 +34,18 @@ export function countElements(value: unknown, max: number): number {
 const uiOf = (tool: Tool): ToolUi | undefined => tool._meta?.ui as ToolUi | undefined;
 
 export function registerTools(server: McpServer, runtime: Runtime, catalog: ToolCatalog): void {
-  let byName: Promise<Map<string, ToolDefinition>> | undefined;
-  const definition = async (name: string): Promise<ToolDefinition> =>
-    (await (byName ??= catalog.definitions().then((tools) => new Map(tools.map((tool) => [tool.name, tool]))))).get(name)!;
+  let byName: Map<string, ToolDefinition> | undefined;
+  /** The tool's code, or why it could not be loaded: a bundle whose chunks a rebuild or reinstall replaced. */
+  const definition = async (name: string): Promise<{ tool: ToolDefinition } | { failure: CallToolResult }> => {
+    try {
+      byName ??= new Map((await catalog.definitions()).map((tool) => [tool.name, tool]));
+      return { tool: byName.get(name)! };
+    } catch (err) {
+      runtime.logger.error({ err }, 'tool code could not be loaded');
+      const cause = err instanceof Error ? err.message : String(err);
+      return { failure: errorResult(runtime, `The server could not load its tool code (${cause}). Its files changed or went missing after it started, as a rebuild or reinstall does: restart the MCP server.`) };
+    }
+  };
 
   // App-only tools are for MCP Apps views: a client that does not render them never sees them.
   const shown = (tool: Tool): boolean => !isAppOnly(uiOf(tool)) || clientRendersApps(server.server.getClientCapabilities());
@@ -57,7 +66,9 @@ export function registerTools(server: McpServer, runtime: Runtime, catalog: Tool
         expected: `at most ${MAX_ARGUMENT_ELEMENTS} elements`,
       });
     }
-    const tool = await definition(name);
+    const loaded = await definition(name);
+    if ('failure' in loaded) return loaded.failure;
+    const { tool } = loaded;
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) {
       const { error, ...hints } = argumentError(entry.inputSchema as Schema, parsed.error.issues);

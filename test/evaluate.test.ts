@@ -158,3 +158,19 @@ test('an inference test: a Tinker base model goes to Tinker with the Tinker key,
   assert.match(both.json.error, /exactly one of run_id, test_id or eval_id/);
   assert.ok(!existsSync(`${h.home}/evaluations`) || filesUnder(`${h.home}/evaluations`).length === 0);
 });
+
+test('an environment without a held-out evaluation (countdown) is evaluated on scored process rollouts, and the answer says why', async (t) => {
+  let h!: RunServer;
+  const fake = await tinkerEndpoint(t, { base: 0.5, trained: 0.5 }, () => readFileSync(record(h, runId).logs.trainer, 'utf8'));
+  h = await runServer(t, { env: { TINKER_OAI_BASE_URL: fake.baseUrl } });
+  const started = await h.call('rl_start_training', { environment: 'countdown' });
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  const runId = started.json.run_id as string;
+  await waitForRun(h, runId, 'completed', (r) => r.status === 'completed');
+  const answer = await evaluate(h, { run_id: runId, num_items: 4, group_size: 1 }, []);
+  assert.equal(answer.method, 'process');
+  assert.match(answer.method_reason, /no held-out evaluation/);
+  assert.deepEqual(answer.models.map((m: { label: string }) => m.label), ['base', answer.checkpoints[0]]);
+  assert.ok(answer.models.every((m: { items: number; error?: string }) => m.items === 4 && m.error === undefined), JSON.stringify(answer.models));
+  assert.ok(fake.requests.some((r) => r.model?.includes('/sampler_weights/') && r.status === 200), 'the checkpoint was sampled on Tinker');
+});

@@ -154,6 +154,14 @@ test('trainer log markers count when another writer spliced text in before their
   scanner.feed('Step 2/3INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK\nStep 2 complete - Loss: 0.5\nTraining complete!INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" 200 OK\nTraining completed successfully!\n');
   const s = scanner.end();
   assert.deepEqual([s.step, s.total_steps, s.steps_completed, s.completed, s.latest], [2, 3, 3, true, 'tinker://abc:train:0/sampler_weights/step_3']);
+  // The uvicorn thread's start-up line can land inside a step's values, too.
+  const INFO = 'INFO:     Uvicorn running on http://0.0.0.0:8001 (Press CTRL+C to quit)\n';
+  const values = new TrainerLogScanner({ series: true });
+  values.feed(`Step 0/2\nGot 32 Datum objects${INFO}\nLoss: 0.7${INFO}\nReward/mean: 0.5000${INFO}\nStep 0 complete - Loss: 0.7\n`);
+  values.feed(`Step 1/2\nGot 16 Datum objects\nLoss: 1.5e-05\nReward/mean: -inf${INFO}\nStep 1 complete - Loss: 1.5e-05\n`);
+  const v = values.end();
+  assert.deepEqual(v.series, { reward: [[0, 0.5], [1, -Infinity]], loss: [[0, 0.7], [1, 1.5e-5]] });
+  assert.equal(v.sequences_trained, 48);
   const other = new TrainerLogScanner();
   other.feed('Training completed successfully!\n');
   assert.equal(other.end().completed, false, "only upstream's own 'Training complete!' line counts");

@@ -50,10 +50,12 @@ const ERROR = /^(?:Error in step \d+|Error during training)\b/;
 // checkpoint path ends at its sampler name.
 const STEP = /^Step (\d+)\/(\d+)(?!\d)/;
 const STEP_DONE = /^Step (\d+) complete\b/;
-const DATUMS = /^Got (\d+) Datum objects\b/;
-// Python prints nan and inf for non-finite floats.
-const REWARD = /^Reward\/mean: (\S+)/;
-const LOSS = /^Loss: (\S+)/;
+const DATUMS = /^Got (\d+) Datum objects/;
+// A float as Python prints it (nan and inf included), and nothing after it: an access log line
+// written before the value's newline must not turn the value into NaN.
+const FLOAT = String.raw`(-?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?))`;
+const REWARD = new RegExp(`^Reward/mean: ${FLOAT}`, 'i');
+const LOSS = new RegExp(`^Loss: ${FLOAT}`, 'i');
 
 /** A float as Python prints it (`nan`, `inf`, `-inf` included). */
 function pythonFloat(text: string): number {

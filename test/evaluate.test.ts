@@ -5,7 +5,8 @@
  * model routed to Tinker, and the Tinker key in no argv, file or answer.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { test, type TestContext } from 'node:test';
 import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
@@ -173,4 +174,27 @@ test('an environment without a held-out evaluation (countdown) is evaluated on s
   assert.deepEqual(answer.models.map((m: { label: string }) => m.label), ['base', answer.checkpoints[0]]);
   assert.ok(answer.models.every((m: { items: number; error?: string }) => m.items === 4 && m.error === undefined), JSON.stringify(answer.models));
   assert.ok(fake.requests.some((r) => r.model?.includes('/sampler_weights/') && r.status === 200), 'the checkpoint was sampled on Tinker');
+});
+
+test("an environment whose evaluate() reaches evaluate_log only with held-out rows, and has none, falls back to scored process rollouts, and the answer says so", async (t) => {
+  let h!: RunServer;
+  const fake = await tinkerEndpoint(t, { base: 0, trained: 1 }, () => readFileSync(record(h, runId).logs.trainer, 'utf8'));
+  h = await runServer(t, { env: { TINKER_OAI_BASE_URL: fake.baseUrl } });
+  // The bundled gsm8k, with its evaluate() returning before its evaluate_log call: the source names
+  // evaluate_log, so the evaluate subcommand is tried first, and it writes no metrics.
+  const gsm8k = readFileSync(join(h.install.environmentsDir, 'gsm8k_tinker.py'), 'utf8');
+  const silent = gsm8k.replace('name = "gsm8k"', 'name = "gsm8k_no_test_split"').replace(/(async def evaluate\(self[^\n]*\n)/, '$1        return  # no held-out rows in this copy\n');
+  assert.notEqual(silent, gsm8k);
+  writeFileSync(join(h.install.environmentsDir, 'gsm8k_no_test_split.py'), silent);
+  const started = await h.call('rl_start_training', { environment: 'gsm8k_no_test_split' });
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  const runId = started.json.run_id as string;
+  await waitForRun(h, runId, 'completed', (r) => r.status === 'completed');
+  const answer = await evaluate(h, { run_id: runId, num_items: 4, group_size: 1 }, []);
+  assert.equal(answer.method, 'process', 'fell back from evaluate');
+  assert.match(answer.method_reason, /evaluate\(\) wrote no metrics/);
+  assert.deepEqual(answer.models.map((m: { label: string; items: number; error?: string }) => [m.label, m.items, m.error]), [['base', 4, undefined], [answer.checkpoints[0], 4, undefined]]);
+  assert.equal(answer.verdict.verdict, 'better', answer.message);
+  const logs = readdirSync(join(h.home, 'evaluations', answer.eval_id));
+  assert.ok(logs.some((f) => f.endsWith('.evaluate.log')) && logs.some((f) => f.endsWith('.process.log')), `both methods ran: ${logs.join(', ')}`);
 });

@@ -41,7 +41,20 @@ async function evaluate(h: RunServer, args: Record<string, unknown>, answers: st
   return answer.json;
 }
 
-const keyDirs = (): string[] => readdirSync(tmpdir()).filter((d) => d.startsWith('rl-inference-key-'));
+/**
+ * The private key directories holding this test process's Tinker key (random per process): other
+ * test files, run at the same time, make and remove their own under the same temp directory.
+ */
+function keyDirs(): string[] {
+  const holdsOurKey = (dir: string): boolean => {
+    try {
+      return readdirSync(join(tmpdir(), dir)).some((f) => readFileSync(join(tmpdir(), dir, f), 'utf8').includes(TINKER_KEY));
+    } catch {
+      return false; // removed meanwhile, or not a directory of files
+    }
+  };
+  return readdirSync(tmpdir()).filter((d) => d.startsWith('rl-inference-key-') && holdsOurKey(d));
+}
 
 test('a finished run: the trained checkpoint is better than the base model on the same items, then no clear difference at equal quality; the key stays secret', async (t) => {
   const q: Qualities = { base: 0, trained: 1 };

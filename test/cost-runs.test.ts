@@ -6,12 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { saveMeasuredRollouts } from '../src/domain/cost/lengthStore.js';
 import { connectInMemory } from './helpers/client.js';
 import { KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
-import { leftovers, record, runServer, waitForRun } from './helpers/runs.js';
+import { leftovers, record, runServer, waitForRun, type RunServer } from './helpers/runs.js';
 
 const TODAY = new Date().toISOString().slice(0, 10);
 
@@ -54,14 +54,22 @@ test('a smoke test measures tokens per rollout; rl_estimate_cost gives the hand-
   assert.deepEqual(config.cost_estimate.total_usd, estimate.total_usd, 'rl_get_current_config carries the same estimate');
 });
 
-test('a run whose rollouts are longer than its smoke test said is stopped at its budget, its weights kept, nothing left running', async (t) => {
+/**
+ * A server whose runs cost more than their smoke test said: $1 per million sampled tokens, a smoke
+ * test that saw 10-token completions (expected 50 x 128 x 10 x $1 / 1e6 = $0.064 a run), and a
+ * trainer that really samples ~1100-character answers (one token per character in the fakes).
+ */
+async function underestimatedRuns(t: TestContext, budgets: Record<string, string>): Promise<RunServer> {
   const prices = { 'Qwen/Qwen3-8B': { prefill: 0, sample: 1, train: 0, as_of: TODAY, source: 'test' } };
-  const h = await runServer(t, { lockedEnv: { total_steps: 50 }, config: { prices }, env: { RL_MAX_RUN_COST_USD: '0.35' } });
-  // A smoke test that saw 10-token completions: expected 50 x 128 x 10 x $1 / 1e6 = $0.064, under the budget.
+  const h = await runServer(t, { lockedEnv: { total_steps: 50 }, config: { prices }, env: budgets });
   const tiny = { prompt_tokens: { mean: 10, max: 10 }, completion_tokens: { mean: 10, p25: 10, max: 10 } };
   saveMeasuredRollouts(h.home, { environment: 'gsm8k', test_id: 'feedf00d', measured_at: new Date().toISOString(), models: { 'qwen/qwen3-8b': { source: 'tokens/masks', rollouts: 16, ...tiny } } });
-  // The trainer really samples ~1100-character answers (one token per character in the fakes).
   h.install.trainerControl({ step_seconds: 2, chat_answer: `${'Let me think. '.repeat(80)}#### 42` });
+  return h;
+}
+
+test('a run whose rollouts are longer than its smoke test said is stopped at its budget, its weights kept, nothing left running', async (t) => {
+  const h = await underestimatedRuns(t, { RL_MAX_RUN_COST_USD: '0.35' });
   const started = await h.call('rl_start_training');
   assert.equal(started.isError, false, JSON.stringify(started.json));
   assert.equal(started.json.cost_estimate.total_usd.expected.usd, 0.064);
@@ -86,6 +94,26 @@ test('a run whose rollouts are longer than its smoke test said is stopped at its
   const listed = (await h.call('rl_list_runs')).json.runs[0];
   assert.equal(listed.cost.spent_usd, status.cost.spent_usd);
   assert.match(listed.cost.basis, /^estimate/);
+});
+
+test('two runs whose spend together reaches RL_MAX_TOTAL_COST_USD are both stopped with the reason, nothing left running', async (t) => {
+  // Each expected at $0.064: both fit the total at start.
+  const h = await underestimatedRuns(t, { RL_MAX_TOTAL_COST_USD: '0.6' });
+  const ids: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const started = await h.call('rl_start_training');
+    assert.equal(started.isError, false, JSON.stringify(started.json));
+    ids.push(started.json.run_id as string);
+  }
+  const ended = [];
+  for (const id of ids) ended.push(await waitForRun(h, id, 'stopped at the total budget', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 120));
+  for (const r of ended) assert.match(r.error!, /^budget reached: estimated spend of the active runs \$[\d.]+ \(this run \$[\d.]+\) reached RL_MAX_TOTAL_COST_USD=\$0\.6, so every active run stops/);
+  const spent = await Promise.all(ids.map(async (id) => (await h.call('rl_check_status', { run_id: id })).json.cost.spent_usd as number));
+  const total = spent[0]! + spent[1]!;
+  const seen = ended[0]!.observed!.batch_tokens!;
+  const perStep = (128 * (seen.completion_tokens / seen.sequences)) / 1e6;
+  assert.ok(total >= 0.6 && total <= 0.6 + 4 * perStep, `together $${total} at a step of $${perStep} a run: stopped within two steps each of the total`);
+  assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });
 
 test('a start over what RL_MAX_TOTAL_COST_USD leaves is refused with the figures, and nothing is started', async (t) => {

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { confirmationQuestion } from '../src/app/costs.js';
 import type { ModelPrice, Settings } from '../src/core/settings.js';
-import { budgetReached, budgetRefusal } from '../src/domain/cost/budget.js';
+import { budgetReached, budgetRefusal, totalBudgetReached } from '../src/domain/cost/budget.js';
 import { DEFAULT_PRICES } from '../src/domain/cost/defaultPrices.js';
 import { estimateRun, type LengthsInfo, type RunShape } from '../src/domain/cost/estimate.js';
 import { LengthCounter } from '../src/domain/cost/lengths.js';
@@ -107,6 +107,10 @@ test('budgets: a start over the run budget or over what the total budget leaves 
   assert.match(budgetReached(0.5, 0.5)!, /^budget reached: estimated spend \$0\.5 reached RL_MAX_RUN_COST_USD=\$0\.5/);
   assert.equal(budgetReached(0.49, 0.5), undefined);
   assert.equal(budgetReached(5, undefined), undefined);
+  // The total: this run's spend and the other active runs' together.
+  assert.match(totalBudgetReached(0.3, 0.2, 0.5)!, /^budget reached: estimated spend of the active runs \$0\.5 \(this run \$0\.3\) reached RL_MAX_TOTAL_COST_USD=\$0\.5, so every active run stops/);
+  assert.equal(totalBudgetReached(0.3, 0.19, 0.5), undefined);
+  assert.equal(totalBudgetReached(50, 50, undefined), undefined);
 });
 
 test('price table: shipped figures with date and source; RL_MCP_CONFIG entries replace or extend by model id; bad ones stop the server', () => {

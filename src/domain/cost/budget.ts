@@ -2,7 +2,8 @@
  * The budgets, as decisions: a start is refused when the figure it is held to (expected, else the
  * high bound) exceeds RL_MAX_RUN_COST_USD, or what RL_MAX_TOTAL_COST_USD leaves after the active
  * runs' own figures (each counted at its expected total, or its spend so far when that is more);
- * a running run is stopped once its spend reaches its budget. Pure.
+ * a running run is stopped once its spend reaches its budget, or the active runs' together reach the
+ * total. Pure.
  */
 import { UserError } from '../../core/errors.js';
 import type { CostSettings } from '../../core/settings.js';
@@ -48,4 +49,14 @@ export function budgetRefusal(estimate: RunEstimate, cost: Pick<CostSettings, 'm
 export function budgetReached(spentUsd: number, budgetUsd: number | undefined): string | undefined {
   if (budgetUsd === undefined || spentUsd < budgetUsd) return undefined;
   return `budget reached: estimated spend ${money(spentUsd)} reached RL_MAX_RUN_COST_USD=${money(budgetUsd)} (an estimate from steps done; the latest checkpoint is kept)`;
+}
+
+/**
+ * The reason a running run must stop once the active runs together spent RL_MAX_TOTAL_COST_USD:
+ * each one's further steps would be spent over it, so every active run stops, whichever server
+ * supervises it.
+ */
+export function totalBudgetReached(spentUsd: number, othersUsd: number, totalUsd: number | undefined): string | undefined {
+  if (totalUsd === undefined || spentUsd + othersUsd < totalUsd) return undefined;
+  return `budget reached: estimated spend of the active runs ${money(spentUsd + othersUsd)} (this run ${money(spentUsd)}) reached RL_MAX_TOTAL_COST_USD=${money(totalUsd)}, so every active run stops (an estimate from steps done; the latest checkpoint is kept)`;
 }

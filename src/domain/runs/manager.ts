@@ -29,7 +29,7 @@ import { assessHealth, type HealthPolicy } from './health.js';
 import { listRuns, type RunPage, type RunQuery } from './listing.js';
 import { recordedProcesses, type RecordedProcess, RunIndex } from './runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
-import { estimateConfig, estimateSelection, planFor, refuseOverBudget, runCost, type SelectionEstimate } from './runCost.js';
+import { estimateConfig, estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -288,6 +288,7 @@ export class RunManager {
         lock,
         childEnvs: runChildEnvironments(this.core.settings, record.use_wandb),
         onReleased: (runId) => this.supervisors.delete(runId),
+        othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),
       },
       record,
     );

@@ -6,7 +6,7 @@
  */
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
-import { budgetReached, budgetRefusal } from '../cost/budget.js';
+import { budgetReached, budgetRefusal, totalBudgetReached } from '../cost/budget.js';
 import { estimateRun, type LengthsInfo, type RunEstimate, type RunShape } from '../cost/estimate.js';
 import { poolLengths } from '../cost/lengths.js';
 import { trainedModel } from '../cost/model.js';
@@ -140,8 +140,13 @@ export function listedCost(record: RunRecord): ListedCost | undefined {
   return { spent_usd: spend.spent_usd, expected_total_usd: plan.total_usd[plan.spend_scenario]!, basis: `estimate (${plan.spend_scenario} figures, price as of ${plan.price?.as_of ?? '?'})` };
 }
 
-/** Why the run must stop now: its spend reached its budget. */
-export function budgetStop(record: RunRecord): string | undefined {
+/** Why the run must stop now: its spend reached its budget, or with `othersUsd` (the other active runs' spend) the total budget. */
+export function budgetStop(record: RunRecord, othersUsd: number, maxTotalUsd: number | undefined): string | undefined {
   const spend = spendOfRecord(record);
-  return spend && budgetReached(spend.spent_usd, record.cost?.budget_usd);
+  return spend && (budgetReached(spend.spent_usd, record.cost?.budget_usd) ?? totalBudgetReached(spend.spent_usd, othersUsd, maxTotalUsd));
+}
+
+/** What the active runs other than `runId` spent so far, by their estimates. */
+export function spentByOthers(active: readonly RunRecord[], runId: string): number {
+  return active.reduce((sum, r) => sum + (r.run_id === runId ? 0 : (spendOfRecord(r)?.spent_usd ?? 0)), 0);
 }

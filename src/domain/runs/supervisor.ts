@@ -58,6 +58,8 @@ export interface SupervisorContext {
   childEnvs: Record<RunProcess, Record<string, string>>;
   /** Called once the supervisor has let go of the run and released its lock (`ended` or `detached`). */
   onReleased(runId: string): void;
+  /** What the other active runs (any server's) spent so far, by their estimates. */
+  othersSpentUsd(runId: string): number;
 }
 
 export class RunSupervisor {

@@ -3,8 +3,10 @@
  * keeps what it saw in run.json, moves the phase from `waiting_for_data` to `training` once data
  * reaches the API, and judges health: a stall (no trainer step and no new data for
  * RL_STALL_SECONDS, twice that before the first step) is logged, and with RL_STALL_ACTION=stop it
- * ends the run as failed; a run whose estimated spend reached RL_MAX_RUN_COST_USD ends stopped. The upstream trainer waits for a batch for ever, so without this a run
- * whose environment produces nothing stays "running" while sampling is paid for.
+ * ends the run as failed; a run whose estimated spend reached RL_MAX_RUN_COST_USD, or whose spend
+ * with the other active runs' reached RL_MAX_TOTAL_COST_USD, ends stopped. The upstream trainer waits
+ * for a batch for ever, so without this a run whose environment produces nothing stays "running"
+ * while sampling is paid for.
  */
 import type { Logger } from '../../core/logger.js';
 import type { Settings } from '../../core/settings.js';
@@ -29,7 +31,12 @@ export class Watchdog {
   private warnedStall = false;
 
   constructor(
-    private readonly ctx: { settings: Settings; logger: Logger },
+    private readonly ctx: {
+      settings: Settings;
+      logger: Logger;
+      /** What the other active runs spent so far (estimates): the total budget is theirs and this run's. */
+      othersSpentUsd(runId: string): number;
+    },
     private readonly run: TrackedRun,
     /** Called once when the run must end: a stall with RL_STALL_ACTION=stop, or its spend reached its budget. */
     private readonly onStall: (verdict: Verdict) => void,
@@ -83,8 +90,9 @@ export class Watchdog {
   }
 
   private judge(record: TrackedRun['record']): void {
-    // Spend is an estimate from steps done: the run stops as soon as it says the budget is reached.
-    const overBudget = budgetStop(record);
+    // Spend is an estimate from steps done: the run stops as soon as it says a budget is reached.
+    const { maxTotalUsd } = this.ctx.settings.cost;
+    const overBudget = budgetStop(record, maxTotalUsd === undefined ? 0 : this.ctx.othersSpentUsd(record.run_id), maxTotalUsd);
     if (overBudget !== undefined) {
       this.close();
       this.ctx.logger.warn({ run_id: this.run.runId, reason: overBudget }, 'run stopped: budget reached');

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { RunRecord } from '../src/domain/runs/record.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callTool, connectStdio } from './helpers/client.js';
 import { isAlive, killLeftovers, leftovers, newHome, occupyWithTrickle, record, runServer, runServerEnv, startRun, waitForRun, waitUntil } from './helpers/runs.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
@@ -15,12 +16,15 @@ import { makeFakeInstall } from './helpers/fakeInstall.js';
 const readRecord = (home: string, id: string): RunRecord => JSON.parse(readFileSync(join(home, 'runs', id, 'run.json'), 'utf8')) as RunRecord;
 const pidsOf = (r: RunRecord): number[] => Object.values(r.processes).map((p) => p.pid!);
 
-/** A real server process that starts a run and is then killed with SIGKILL once the run is running. */
-async function runThenKillServer(t: TestContext, trainer: Record<string, unknown>, totalSteps: number) {
+/**
+ * A real server process that starts a run and is then killed with SIGKILL once the run is running
+ * (and `beforeKill`, if given, has run against it).
+ */
+async function runThenKillServer(t: TestContext, trainer: Record<string, unknown>, totalSteps: number, opts: { env?: Record<string, string>; beforeKill?: (client: Client, id: string) => Promise<void> } = {}) {
   const install = await makeFakeInstall();
   install.trainerControl(trainer);
   const home = newHome();
-  const server = await connectStdio(await runServerEnv(install, home, { lockedEnv: { total_steps: totalSteps } }));
+  const server = await connectStdio(await runServerEnv(install, home, { lockedEnv: { total_steps: totalSteps }, env: opts.env }));
   t.after(async () => {
     await server.close();
     await killLeftovers([install.root, home]);
@@ -30,6 +34,7 @@ async function runThenKillServer(t: TestContext, trainer: Record<string, unknown
   assert.equal(started.isError, false, JSON.stringify(started.json));
   const id = started.json.run_id as string;
   await waitUntil('the run is running', () => readRecord(home, id).status === 'running');
+  await opts.beforeKill?.(server.client, id);
   const serverPid = server.transport.pid!;
   process.kill(serverPid, 'SIGKILL');
   await waitUntil('the server is dead', () => !isAlive(serverPid));
@@ -59,6 +64,28 @@ test('after the server is killed with SIGKILL, the run goes on; a new server lis
   const stop = await h.call('rl_stop_training', { run_id: id });
   assert.equal(stop.json.status, 'stopped', JSON.stringify(stop.json));
   for (const pid of [...pidsOf(running), grandchild]) assert.ok(!isAlive(pid), `process ${pid} is left`);
+  assert.deepEqual(leftovers([install.root, home]), []);
+});
+
+test('a server killed in the middle of a stop leaves the run stopping; the next server finishes the stop, nothing left', async (t) => {
+  // A trainer deaf to SIGTERM and a grace of a minute: the stop is still under way when the server dies.
+  const { install, home, id, running: atKill } = await runThenKillServer(t, { step_seconds: 1, ignore_sigterm: true }, 500, {
+    env: { RL_STOP_GRACE_SECONDS: '60' },
+    beforeKill: async (client, runId) => {
+      const stop = await callTool(client, 'rl_stop_training', { run_id: runId });
+      assert.equal(stop.json.status, 'stopping', JSON.stringify(stop.json));
+    },
+  });
+  assert.equal(atKill.status, 'stopping');
+  assert.ok(isAlive(atKill.processes.trainer.pid!), 'the trainer outlived the server that was stopping it');
+
+  const h = await runServer(t, { install, home, select: false, env: { RL_STOP_GRACE_SECONDS: '2' } });
+  const status = await h.call('rl_check_status', { run_id: id });
+  assert.equal(status.isError, false, JSON.stringify(status.json));
+  assert.ok(h.runtime.runs.supervises(id), 'the new server took the stop over');
+  const stopped = await waitForRun(h, id, 'stopped', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 60);
+  assert.equal(stopped.error, undefined, 'a stop asked for is not a failure');
+  for (const pid of pidsOf(atKill)) assert.ok(!isAlive(pid), `process ${pid} is left`);
   assert.deepEqual(leftovers([install.root, home]), []);
 });
 

@@ -4,6 +4,8 @@
  * started alternately:
  * - cold start: spawn to the answer of the first tools/list (initialize first), spoken as raw
  *   JSON-RPC lines so only the server's time is in it;
+ * - spawn to the answer of a first tools/call right after: what loads after the tool list is sent
+ *   (src/mcp/frontDoor.ts) is paid here;
  * - idle RSS once started;
  * - tools/list answered on a warm connection (server time plus one pipe round trip);
  * - the SDK Client's listTools() on a warm connection: what a client pays, compiling each
@@ -29,6 +31,8 @@ const WARM_CALLS = 15;
 interface Target {
   name: string;
   args: string[];
+  /** A cheap tool call: the first useful answer after start. */
+  call: { name: string; arguments: Record<string, unknown> };
 }
 
 function median(values: number[]): number {
@@ -98,6 +102,21 @@ async function coldStart(target: Target, env: Record<string, string>): Promise<{
   return { ms, rssMiB, warmMs: median(warm), bytes: Buffer.byteLength(answer) };
 }
 
+/** Spawn to the answer of a first tools/call right after the tool list: start-up work deferred past tools/list shows here. */
+async function firstCall(target: Target, env: Record<string, string>): Promise<number> {
+  const started = performance.now();
+  const child = spawn(process.execPath, target.args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  const session = new RawSession(child);
+  await session.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } });
+  session.notify('notifications/initialized');
+  await session.request('tools/list');
+  const answer = await session.request('tools/call', target.call);
+  const ms = performance.now() - started;
+  child.kill('SIGKILL');
+  if (!answer.includes('"result"') || answer.includes('"isError":true')) throw new Error(`${target.name}: the first call failed: ${answer.slice(0, 300)}`);
+  return ms;
+}
+
 async function clientListTools(target: Target, env: Record<string, string>): Promise<{ firstMs: number; warmMs: number }> {
   const client = new Client({ name: 'bench', version: '0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: target.args, env, stderr: 'ignore' }));
@@ -132,13 +151,16 @@ export default async function serverBench(): Promise<BenchFigure[]> {
   const home = mkdtempSync(join(tmpdir(), 'rlmcp-bench-server-'));
   try {
     const env = { PATH: process.env.PATH ?? '', HOME: home, RL_HOME: join(home, 'rl_training'), LOG_LEVEL: 'error' };
-    const ours: Target = { name: 'rl-training-mcp', args: [DIST_ENTRY] };
-    const reference: Target = { name: 'server-filesystem', args: [referenceServer(), home] };
+    const ours: Target = { name: 'rl-training-mcp', args: [DIST_ENTRY], call: { name: 'rl_list_runs', arguments: {} } };
+    const reference: Target = { name: 'server-filesystem', args: [referenceServer(), home], call: { name: 'list_allowed_directories', arguments: {} } };
     const runs = { ours: [] as Awaited<ReturnType<typeof coldStart>>[], reference: [] as Awaited<ReturnType<typeof coldStart>>[], bare: [] as Awaited<ReturnType<typeof bareNode>>[] };
+    const calls = { ours: [] as number[], reference: [] as number[] };
     for (let i = 0; i < RUNS; i++) {
       runs.ours.push(await coldStart(ours, env));
       runs.reference.push(await coldStart(reference, env));
       runs.bare.push(await bareNode(env));
+      calls.ours.push(await firstCall(ours, env));
+      calls.reference.push(await firstCall(reference, env));
     }
     const oursClient = await clientListTools(ours, env);
     const referenceClient = await clientListTools(reference, env);
@@ -154,6 +176,13 @@ export default async function serverBench(): Promise<BenchFigure[]> {
         baseline: ref('cold start', coldRef, 'ms'),
         target: '<= 0.5x server-filesystem',
         note: `ratio ${(coldOurs / coldRef).toFixed(2)}; bare node process to first output: ${med(runs.bare, (b) => b.ms).toFixed(0)} ms`,
+      },
+      {
+        name: `spawn to the answer of a first tools/call after the list (median of ${RUNS})`,
+        value: median(calls.ours),
+        unit: 'ms',
+        baseline: ref('first tools/call', median(calls.reference), 'ms'),
+        note: 'ours: rl_list_runs, whose answer waits for the SDK, the runtime and the tool modules to load; theirs: list_allowed_directories',
       },
       {
         name: 'idle RSS after start',

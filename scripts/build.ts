@@ -16,11 +16,14 @@
  * Each file is replaced by a rename, so a server starting meanwhile (a test, `npm pack` during
  * the tests) reads the old bundle or the new one, never half of one.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist');
@@ -69,7 +72,8 @@ const sdkOnDemand: Plugin = {
 execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
 // Imported once the sources type-check: the tool list as the server would build it.
 const { ALL_TOOLS } = await import('../src/mcp/tools/index.js');
-const { listedTool, toolListHash } = await import('../src/mcp/tools/catalog.js');
+const { listedTool } = await import('../src/mcp/tools/catalog.js');
+const { toolListHash } = await import('../src/mcp/prebuilt.js');
 const toolList = JSON.stringify(ALL_TOOLS.map(listedTool));
 const result = await build({
   entryPoints: [join(root, 'src', 'index.ts')],
@@ -100,7 +104,35 @@ for (const file of files.sort((a, b) => Number(a.path === join(outdir, 'index.js
   writeFileSync(temporary, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
   renameSync(temporary, file.path);
 }
-// What an earlier build left (the per-module output of tsc) would be packed with the bundle.
+// What an earlier build left (the per-module output of tsc) would be packed with the bundle. The
+// handshake goes too: it is recorded again below, from a server that must not answer from the old one.
 for (const name of readdirSync(outdir)) {
   if (!written.has(join(outdir, name))) rmSync(join(outdir, name), { recursive: true, force: true });
 }
+
+/**
+ * dist/handshake.json: the initialize answer of the server just built, as its SDK gives it (no
+ * handshake.json exists while it runs, so the SDK answers), with the SDK's protocol versions. The
+ * front door (src/mcp/frontDoor.ts) answers a start's initialize from it before the SDK is loaded.
+ */
+async function recordHandshake(): Promise<string> {
+  const home = mkdtempSync(join(tmpdir(), 'rl-build-handshake-'));
+  const child = spawn(process.execPath, [join(outdir, 'index.js')], { env: { PATH: process.env.PATH ?? '', HOME: home, RL_HOME: join(home, 'rl'), LOG_LEVEL: 'error' }, stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    const answered = new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout }).once('line', resolve);
+      child.once('exit', (code) => reject(new Error(`the built server exited (${code}) before answering initialize`)));
+    });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'build', version: '0' } } })}\n`);
+    const { result } = JSON.parse(await answered) as { result: { protocolVersion: string } & Record<string, unknown> };
+    if (result?.protocolVersion !== LATEST_PROTOCOL_VERSION) throw new Error(`unexpected initialize answer: ${JSON.stringify(result)}`);
+    const { protocolVersion: _negotiated, ...answer } = result;
+    return JSON.stringify({ tool_list_sha256: toolListHash(toolList), supported_versions: SUPPORTED_PROTOCOL_VERSIONS, latest_version: LATEST_PROTOCOL_VERSION, result: answer });
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+const handshake = join(outdir, 'handshake.json');
+writeFileSync(`${handshake}.${process.pid}.tmp`, await recordHandshake());
+renameSync(`${handshake}.${process.pid}.tmp`, handshake);

@@ -5,17 +5,18 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, readdirSync, readFileSync, renameSync, symlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { PREBUILT_TOOL_LIST } from '../src/core/paths.js';
-import { listedTool, toolListHash } from '../src/mcp/tools/catalog.js';
+import { listedTool } from '../src/mcp/tools/catalog.js';
+import { toolListHash } from '../src/mcp/prebuilt.js';
 import { ALL_TOOLS } from '../src/mcp/tools/index.js';
 import { APPS_CLIENT_CAPABILITIES, callTool } from './helpers/client.js';
-import { DIST_ENTRY, REPO_ROOT, tempDir, testEnv } from './helpers/tmp.js';
+import { copyOfBuiltPackage, DIST_ENTRY, REPO_ROOT, tempDir, testEnv } from './helpers/tmp.js';
 
 function rpc(id: number, method: string, params: Record<string, unknown> = {}): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
@@ -130,16 +131,15 @@ test('the bundle lists the prebuilt tools (app-only ones to Apps clients only) a
 });
 
 test('tool code that went missing under a running bundle (a rebuild) is said with the fix, and loads once it is back', async () => {
-  // A copy of the built package, so its chunks can be taken away without touching dist/.
-  const root = tempDir('rlmcp-rebuilt-');
-  for (const entry of ['package.json', 'dist', 'python', 'examples', 'ui']) cpSync(join(REPO_ROOT, entry), join(root, entry), { recursive: true });
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
+  const root = copyOfBuiltPackage();
   const chunks = readdirSync(join(root, 'dist')).filter((f) => f.startsWith('chunk-') && f.endsWith('.js'));
   assert.ok(chunks.length > 0, 'the build splits the tool code into chunks');
   const client = new Client({ name: 'stdio-test', version: '0.0.0' });
   const env = testEnv({ RL_HOME: join(root, 'rl_training') });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(root, 'dist', 'index.js')], env, stderr: 'ignore' }));
   try {
+    // A request beyond initialize and tools/list: the server itself is loaded (src/mcp/frontDoor.ts).
+    await client.listResources();
     for (const chunk of chunks) renameSync(join(root, 'dist', chunk), join(root, chunk));
     const missing = await callTool(client, 'rl_list_runs', {});
     assert.equal(missing.isError, true);

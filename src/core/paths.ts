@@ -24,3 +24,5 @@ export const RUN_TRAINER_SCRIPT = join(PYTHON_HELPERS_DIR, 'run_trainer.py');
 export const DASHBOARD_HTML = join(PACKAGE_ROOT, 'ui', 'dashboard.html');
 /** tools/list as the build wrote it (scripts/build.ts); the sources have none and build the list. */
 export const PREBUILT_TOOL_LIST = join(PACKAGE_ROOT, 'dist', 'tools.json');
+/** The built server's initialize answer (scripts/build.ts records it), for answering before the SDK loads. */
+export const PREBUILT_HANDSHAKE = join(PACKAGE_ROOT, 'dist', 'handshake.json');

@@ -1,6 +1,4 @@
 /** Builds the MCP server over a runtime: the thin layer that exposes tools and resources. */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -8,11 +6,9 @@ import { registerDashboard } from './apps.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { registerResources } from './resources/index.js';
 import type { Runtime } from '../app/runtime.js';
-import { PACKAGE_ROOT } from '../core/paths.js';
+import { SERVER_VERSION } from '../core/version.js';
 import { registerTools } from './tools/registry.js';
 import { toolCatalog } from './tools/catalog.js';
-
-export const SERVER_VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 /**
  * The SDK builds an Ajv instance (with its formats) in every server's constructor, for answers to

@@ -1,50 +1,30 @@
 /**
- * Serving over stdio: stdout carries protocol frames only (logs go to stderr and RL_HOME/server.log),
- * and the process ends within the deadline clients expect once its client goes away.
+ * Serving MCP over stdio. A start answers initialize and tools/list from what the build recorded
+ * (frontDoor.ts) while the SDK and the runtime load: those are most of a start, and a client waits
+ * on its first tools/list. The server (serve.ts) is imported when the front door asks for it.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { Runtime } from '../app/runtime.js';
 import type { Settings } from '../core/settings.js';
-import { createServer } from './server.js';
+import { StdioFrontDoor, type EarlyAnswers } from './frontDoor.js';
+import { initializeResult, readHandshake, readPrebuiltTools, toolsShownTo } from './prebuilt.js';
 
-/** Hard limit for shutdown: clients (and SDK transports) expect the process gone within 2 s. */
-const SHUTDOWN_DEADLINE_MS = 1800;
-
-export async function serveStdio(settings: Settings): Promise<void> {
-  const runtime = new Runtime(settings);
-  const { logger } = runtime;
-  const server = createServer(runtime);
-
-  let shuttingDown = false;
-  const shutdown = (reason: string): void => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    logger.info({ reason }, 'shutting down');
-    setTimeout(() => {
-      logger.warn('shutdown deadline reached; exiting');
-      process.exit(0);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    void (async () => {
-      await runtime.close();
-      await server.close().catch(() => undefined);
-      process.exit(0);
-    })();
-  };
-  // The SDK 1.32 stdio transport does not react to stdin EOF: a client that goes away would
-  // leave this process (and whatever it supervises) behind without these handlers.
-  process.stdin.on('end', () => shutdown('stdin closed'));
-  process.stdin.on('close', () => shutdown('stdin closed'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGHUP', () => shutdown('SIGHUP'));
-  // A bug in one handler must not take down a server that supervises paid training runs.
-  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
-  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
-
-  await server.connect(new StdioServerTransport());
-  logger.info(
-    { root: settings.root, home: settings.home, python: settings.python, bundledExamples: settings.usingBundledExamples },
-    'rl-training-mcp serving on stdio',
-  );
+/** The recorded answers of this build, when both files are there and from this build. */
+function earlyAnswers(): EarlyAnswers | undefined {
+  const handshake = readHandshake();
+  const prebuilt = readPrebuiltTools();
+  if (handshake === undefined || prebuilt === undefined || !('tools' in prebuilt)) return undefined;
+  return { initialize: (version) => initializeResult(handshake, version), tools: (capabilities) => toolsShownTo(prebuilt.tools, capabilities) };
 }
 
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+export async function serveStdio(settings: Settings): Promise<void> {
+  // Until the server is up there is nothing to clean up: a signal ends the process at once, as
+  // clients expect (serve.ts takes signals over, with no await between).
+  const exitNow = (): never => process.exit(0);
+  for (const signal of SIGNALS) process.on(signal, exitNow);
+  const door = new StdioFrontDoor(process.stdin, process.stdout, earlyAnswers());
+  await door.serverWanted;
+  const { serve } = await import('./serve.js');
+  for (const signal of SIGNALS) process.off(signal, exitNow);
+  await serve(settings, door);
+}

@@ -1,5 +1,5 @@
 /** Temporary directories and free ports for tests; everything is removed when the test ends. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -73,4 +73,12 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
     ...overrides,
   };
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** A copy of the built package (its node_modules linked), to change its files without touching dist/; its root. */
+export function copyOfBuiltPackage(): string {
+  const root = tempDir('rlmcp-package-');
+  for (const entry of ['package.json', 'dist', 'python', 'examples', 'ui']) cpSync(join(REPO_ROOT, entry), join(root, entry), { recursive: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
+  return root;
 }

@@ -11,7 +11,7 @@ import type { Runtime } from '../../app/runtime.js';
 import { argumentError, type Schema } from './argumentErrors.js';
 import { errorResult, runTool, type Extra, type ToolDefinition } from './define.js';
 import type { ToolCatalog } from './catalog.js';
-import { clientRendersApps, isAppOnly, type ToolUi } from '../apps.js';
+import { toolsShownTo } from '../prebuilt.js';
 
 /** Bounds the size of any tool's arguments (array elements plus object members) before zod sees them. */
 export const MAX_ARGUMENT_ELEMENTS = 1000;
@@ -30,9 +30,6 @@ export function countElements(value: unknown, max: number): number {
   return count;
 }
 
-/** The app-only flag travels in the listed tool's `_meta`, so the prebuilt list carries it too. */
-const uiOf = (tool: Tool): ToolUi | undefined => tool._meta?.ui as ToolUi | undefined;
-
 export function registerTools(server: McpServer, runtime: Runtime, catalog: ToolCatalog): void {
   let byName: Map<string, ToolDefinition> | undefined;
   /** The tool's code, or why it could not be loaded: a bundle whose chunks a rebuild or reinstall replaced. */
@@ -48,17 +45,17 @@ export function registerTools(server: McpServer, runtime: Runtime, catalog: Tool
   };
 
   // App-only tools are for MCP Apps views: a client that does not render them never sees them.
-  const shown = (tool: Tool): boolean => !isAppOnly(uiOf(tool)) || clientRendersApps(server.server.getClientCapabilities());
+  const shownTools = async (): Promise<Tool[]> => toolsShownTo(await catalog.list(), server.server.getClientCapabilities());
 
   // The tool set never changes while the server runs: no listChanged.
   server.server.registerCapabilities({ tools: {} });
-  server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await catalog.list()).filter(shown) }));
+  server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await shownTools() }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra: Extra): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
-    const listed = await catalog.list();
-    const entry = listed.find((t) => t.name === name);
-    if (!entry || !shown(entry)) {
-      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${listed.filter(shown).map((t) => t.name).join(', ')}` });
+    const shown = await shownTools();
+    const entry = shown.find((t) => t.name === name);
+    if (!entry) {
+      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
     }
     if (countElements(args, MAX_ARGUMENT_ELEMENTS) > MAX_ARGUMENT_ELEMENTS) {
       return errorResult(runtime, `The arguments are too large: more than ${MAX_ARGUMENT_ELEMENTS} array elements and object members in all.`, {

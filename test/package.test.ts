@@ -29,7 +29,7 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
   assert.ok(shipped.includes('ui/dashboard.html'), 'the dashboard view is shipped');
   assert.ok(shipped.some((p) => p.startsWith('examples/tinker_atropos/environments/') && p.endsWith('.py')), 'the examples are shipped');
   assert.ok(shipped.includes('dist/tools.json'), 'the prebuilt tool list is shipped');
-  assert.deepEqual(shipped.filter((p) => p.startsWith('dist/') && !/^dist\/(index|chunk-[A-Z0-9]+)\.js(\.map)?$/.test(p)), ['dist/tools.json'], 'dist/ is the bundle: entry, chunks, maps and the tool list');
+  assert.deepEqual(shipped.filter((p) => p.startsWith('dist/') && !/^dist\/(index|chunk-[A-Z0-9]+)\.js(\.map)?$/.test(p)), ['dist/handshake.json', 'dist/tools.json'], 'dist/ is the bundle: entry, chunks, maps and the recorded answers');
   assert.deepEqual(shipped.filter((p) => /(^|\/)(__pycache__|test|src|bench|scripts)\//.test(p) || p.endsWith('.pyc')), [], 'no caches, tests, sources, benches or scripts');
   assert.ok(!shipped.includes('.mcp.json'), "the checkout's .mcp.json (a path into the checkout) is not shipped");
 
@@ -49,7 +49,8 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
   // A settings file makes the start read YAML, which the bundle loads from the installed dependencies.
   const settingsFile = join(dir, 'rl.yaml');
   writeFileSync(settingsFile, 'RL_STATUS_MIN_INTERVAL_SECONDS: 5\n');
-  const transport = new StdioClientTransport({ command: bin, args: [], env: testEnv({ RL_MCP_CONFIG: settingsFile }), cwd: '/', stderr: 'pipe' });
+  const env = testEnv({ RL_MCP_CONFIG: settingsFile, LOG_LEVEL: 'debug' });
+  const transport = new StdioClientTransport({ command: bin, args: [], env, cwd: '/', stderr: 'pipe' });
   const client = new Client({ name: 'package-test', version: '0.0.0' });
   await client.connect(transport);
   try {
@@ -65,4 +66,6 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
   } finally {
     await client.close();
   }
+  const log = readFileSync(join(env.RL_HOME!, 'server.log'), 'utf8');
+  assert.equal((log.match(/early answer confirmed by the server/g) ?? []).length, 2, "the installed copy's recorded answers are its SDK's");
 });

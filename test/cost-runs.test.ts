@@ -112,7 +112,9 @@ test('two runs whose spend together reaches RL_MAX_TOTAL_COST_USD are both stopp
   const total = spent[0]! + spent[1]!;
   const seen = ended[0]!.observed!.batch_tokens!;
   const perStep = (128 * (seen.completion_tokens / seen.sequences)) / 1e6;
-  assert.ok(total >= 0.6 && total <= 0.6 + 4 * perStep, `together $${total} at a step of $${perStep} a run: stopped within two steps each of the total`);
+  // Each run sees its own step within a look (2 s, a step here) and the other's once that one's look
+  // wrote it (another look), and its stop may see one more step end: three steps each at most.
+  assert.ok(total >= 0.6 && total <= 0.6 + 6 * perStep, `together $${total} at a step of $${perStep} a run: stopped within three steps each of the total`);
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });
 

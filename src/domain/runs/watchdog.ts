@@ -75,8 +75,10 @@ export class Watchdog {
     const firstData = this.run.record.phase === 'waiting_for_data' && next.data_first_at !== undefined;
     // A kind of trouble seen for the first time is evidence a status check should have at once.
     const newSignal = Object.keys(next.env ?? {}).length > Object.keys(this.run.record.observed?.env ?? {}).length;
+    // A finished step moves the spend, which the other runs' watchdogs read for the total budget.
+    const stepped = next.steps_completed !== this.run.record.observed?.steps_completed;
     const since = Date.now() - this.lastWrite;
-    if (force || firstData || newSignal || (changed && since >= WRITE_EVERY_MS) || since >= HEARTBEAT_MS) {
+    if (force || firstData || newSignal || stepped || (changed && since >= WRITE_EVERY_MS) || since >= HEARTBEAT_MS) {
       this.run.update((r) => {
         r.observed = next;
         if (firstData) {

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { EnvironmentCatalog } from '../src/domain/environments/catalog.js';
-import { Runtime } from '../src/app/runtime.js';
-import { loadSettings } from '../src/domain/config/settings.js';
+import { EnvironmentCatalog } from '../src/runtime/environments/catalog.js';
+import { Runtime } from '../src/runtime/wiring/runtime.js';
+import { loadSettings } from '../src/runtime/config/settings.js';
 import { generateTree } from './discoveryTree.js';
 import type { BenchFigure } from './run.js';
 

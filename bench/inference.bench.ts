@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Runtime } from '../src/app/runtime.js';
-import { loadSettings } from '../src/domain/config/settings.js';
+import { Runtime } from '../src/runtime/wiring/runtime.js';
+import { loadSettings } from '../src/runtime/config/settings.js';
 import { GSM8K_FILE, gsm8kSolver } from '../test/fakes/gsm8kAnswers.js';
 import { startFakeOpenAI } from '../test/fakes/openaiServer.js';
 import { FAKE_PYTHONPATH } from '../test/helpers/tmp.js';

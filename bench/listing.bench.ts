@@ -11,11 +11,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Runtime } from '../src/app/runtime.js';
-import { runIndexPath } from '../src/core/home.js';
-import { loadSettings } from '../src/domain/config/settings.js';
-import { RunStore } from '../src/domain/runs/store.js';
-import { createServer } from '../src/mcp/server.js';
+import { Runtime } from '../src/runtime/wiring/runtime.js';
+import { runIndexPath } from '../src/core/files/home.js';
+import { loadSettings } from '../src/runtime/config/settings.js';
+import { RunStore } from '../src/runtime/runs/registry/store.js';
+import { createServer } from '../src/server/server.js';
 import { writeRunDirs } from '../test/helpers/registry.js';
 import type { BenchFigure } from './run.js';
 

@@ -8,9 +8,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isDamaged } from '../src/domain/runs/record.js';
-import { Runtime } from '../src/app/runtime.js';
-import { loadSettings } from '../src/domain/config/settings.js';
+import { isDamaged } from '../src/runtime/runs/registry/record.js';
+import { Runtime } from '../src/runtime/wiring/runtime.js';
+import { loadSettings } from '../src/runtime/config/settings.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import { freePort } from '../test/helpers/tmp.js';
 import type { BenchFigure } from './run.js';

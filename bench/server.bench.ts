@@ -5,7 +5,7 @@
  * - cold start: spawn to the answer of the first tools/list (initialize first), spoken as raw
  *   JSON-RPC lines so only the server's time is in it;
  * - spawn to the answer of a first tools/call right after: what loads after the tool list is sent
- *   (src/mcp/frontDoor.ts) is paid here;
+ *   (src/server/frontDoor.ts) is paid here;
  * - idle RSS once started;
  * - tools/list answered on a warm connection (server time plus one pipe round trip);
  * - the SDK Client's listTools() on a warm connection: what a client pays, compiling each

@@ -9,9 +9,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Runtime } from '../src/app/runtime.js';
-import { loadSettings } from '../src/domain/config/settings.js';
-import { WandbReader } from '../src/domain/wandb/reader.js';
+import { Runtime } from '../src/runtime/wiring/runtime.js';
+import { loadSettings } from '../src/runtime/config/settings.js';
+import { WandbReader } from '../src/runtime/wandb/reader.js';
 import { ENTITY, KEY, PROJECT, RUN, seedTrainingRun, TRAINER } from '../test/fakes/wandbFixtures.js';
 import { FakeWandb } from '../test/fakes/wandbServer.js';
 import type { BenchFigure } from './run.js';

@@ -3,7 +3,7 @@
  * dist/index.js and the chunks it imports on first use (the tool modules and the code only they
  * use, loaded with the first tools/call), so a start reads and compiles one file instead of
  * loading hundreds of modules. dist/tools.json is the tools/list answer, written from the tool
- * modules here, so a start neither loads them nor converts their schemas (src/mcp/tools/catalog.ts).
+ * modules here, so a start neither loads them nor converts their schemas (src/tools/catalog.ts).
  * What the bundle leaves out, and why:
  * - execa and yaml: loaded on first use from the installed dependencies (src/core/onDemand.ts),
  *   so a start does not compile them;
@@ -44,10 +44,10 @@ const englishOnly: Plugin = {
  * that requires the real one (from the installed SDK or zod, whose own dependencies they are) on
  * first use:
  * - the Ajv validator (with Ajv and its formats), imported statically by the SDK's Server, used
- *   here only to check answers to elicitations (src/mcp/server.ts builds it on first use);
+ *   here only to check answers to elicitations (src/server/server.ts builds it on first use);
  * - zod-to-json-schema (a dependency of the SDK, so required from there) and zod v3, which
  *   McpServer uses for tools declared with zod v3: this server lists its tools itself
- *   (src/mcp/tools/catalog.ts).
+ *   (src/tools/catalog.ts).
  * Each stand-in is `[what it replaces (resolved path), its code]`.
  */
 const requireLazily = (id: string, body: string, from?: string): string => {
@@ -71,9 +71,9 @@ const sdkOnDemand: Plugin = {
 
 execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
 // Imported once the sources type-check: the tool list as the server would build it.
-const { ALL_TOOLS } = await import('../src/mcp/tools/index.js');
-const { listedTool } = await import('../src/mcp/tools/catalog.js');
-const { toolListHash } = await import('../src/mcp/prebuilt.js');
+const { ALL_TOOLS } = await import('../src/tools/index.js');
+const { listedTool } = await import('../src/tools/catalog.js');
+const { toolListHash } = await import('../src/server/prebuilt.js');
 const toolList = JSON.stringify(ALL_TOOLS.map(listedTool));
 const result = await build({
   entryPoints: [join(root, 'src', 'index.ts')],
@@ -113,7 +113,7 @@ for (const name of readdirSync(outdir)) {
 /**
  * dist/handshake.json: the initialize answer of the server just built, as its SDK gives it (no
  * handshake.json exists while it runs, so the SDK answers), with the SDK's protocol versions. The
- * front door (src/mcp/frontDoor.ts) answers a start's initialize from it before the SDK is loaded.
+ * front door (src/server/frontDoor.ts) answers a start's initialize from it before the SDK is loaded.
  */
 async function recordHandshake(): Promise<string> {
   const home = mkdtempSync(join(tmpdir(), 'rl-build-handshake-'));

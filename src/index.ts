@@ -3,10 +3,10 @@
  * Entry point: `rl-training-mcp` serves MCP over stdio; stdout then carries protocol frames only,
  * everything else goes to stderr and RL_HOME/server.log. `rl-training-mcp doctor` checks the setup.
  */
-import { loadSettings } from './domain/config/settings.js';
+import { loadSettings } from './runtime/config/settings.js';
 import { SettingsError } from './core/errors.js';
 import { SERVER_VERSION } from './core/version.js';
-import { serveStdio } from './mcp/stdio.js';
+import { serveStdio } from './server/stdio.js';
 
 const USAGE = `Usage: rl-training-mcp [command]
 
@@ -35,7 +35,7 @@ async function main(args: string[], report: NodeJS.WritableStream): Promise<void
   if (rest.length > 0 || (command !== undefined && command !== 'doctor')) fail(`unknown arguments: ${args.join(' ')}\n${USAGE}`);
   const settings = loadSettings();
   // Imported when asked for: a serving start does not load the doctor.
-  if (command === 'doctor') process.exit(await (await import('./app/doctorCommand.js')).doctorCommand(settings, report));
+  if (command === 'doctor') process.exit(await (await import('./runtime/wiring/doctorCommand.js')).doctorCommand(settings, report));
   await serveStdio(settings);
 }
 

@@ -1,7 +1,9 @@
 /**
  * The house rules of src/, checked by machine (docs/architecture.md explains them): the layers a
- * folder name shows, no import cycles (type-only imports included), the SDK only in the MCP layer,
- * and functions and files small enough to read in one sitting.
+ * folder name shows, no import cycles (type-only imports included), the SDK only in the MCP
+ * folders, folders small enough to take in at a glance, and functions and files small enough to
+ * read in one sitting. Each rule is a function of the parsed tree, so a planted breach can show
+ * that it fails.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -13,10 +15,16 @@ import { REPO_ROOT } from './helpers/tmp.js';
 const SRC = join(REPO_ROOT, 'src');
 const MAX_FUNCTION_LINES = 60;
 const MAX_FILE_LINES = 350;
+/** More source files than this in one folder, and it is split into sub-folders. */
+const MAX_FOLDER_FILES = 15;
+/** One file per tool: the tools folder grows with the tool list, and is read by tool name. */
+const FOLDERS_EXEMPT_FROM_SIZE = new Set(['tools']);
 
 /** Lower layers first; a file may import its own layer and the layers below it. */
-const LAYERS = ['core', 'domain', 'app', 'mcp', 'entry'] as const;
+const LAYERS = ['core', 'services', 'wiring', 'mcp', 'entry'] as const;
 type Layer = (typeof LAYERS)[number];
+/** The folders of the MCP layer, the only ones that may import the MCP SDK. */
+const MCP_FOLDERS = ['tools', 'resources', 'server'];
 
 interface SourceFile {
   /** Relative to src/, `/`-separated. */
@@ -29,10 +37,12 @@ interface SourceFile {
 }
 
 function layerOf(path: string): Layer {
-  const top = path.split('/')[0]!;
   if (path === 'index.ts') return 'entry';
-  assert.ok((LAYERS as readonly string[]).includes(top), `${path} is outside the known layers (${LAYERS.join(', ')})`);
-  return top as Layer;
+  const [top, second] = path.split('/');
+  if (top === 'core') return 'core';
+  if (top === 'runtime') return second === 'wiring' ? 'wiring' : 'services';
+  if (MCP_FOLDERS.includes(top!)) return 'mcp';
+  throw new Error(`${path} is outside the known folders (core, runtime, ${MCP_FOLDERS.join(', ')}, index.ts)`);
 }
 
 function walk(dir: string): string[] {
@@ -56,31 +66,29 @@ function moduleSpecifiers(ast: ts.SourceFile): { spec: string; line: number }[] 
   return found;
 }
 
-function load(): SourceFile[] {
-  return walk(SRC).map((file) => {
-    const text = readFileSync(file, 'utf8');
-    const ast = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-    const path = relative(SRC, file).split('\\').join('/');
-    const imports: SourceFile['imports'] = [];
-    const packages: SourceFile['packages'] = [];
-    for (const { spec, line } of moduleSpecifiers(ast)) {
-      if (spec.startsWith('.')) imports.push({ target: relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, '.ts'), line });
-      else packages.push({ name: spec, line });
-    }
-    return { path, text, ast, imports, packages };
-  });
+/** One source file as the rules see it; `path` is relative to src/. */
+function parse(path: string, text: string): SourceFile {
+  const ast = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+  const imports: SourceFile['imports'] = [];
+  const packages: SourceFile['packages'] = [];
+  for (const { spec, line } of moduleSpecifiers(ast)) {
+    if (spec.startsWith('.')) imports.push({ target: relative(SRC, resolve(SRC, dirname(path), spec)).split('\\').join('/').replace(/\.js$/, '.ts'), line });
+    else packages.push({ name: spec, line });
+  }
+  return { path, text, ast, imports, packages };
 }
 
-const files = load();
+function load(): SourceFile[] {
+  return walk(SRC).map((file) => parse(relative(SRC, file).split('\\').join('/'), readFileSync(file, 'utf8')));
+}
 
-test('only the MCP layer imports the MCP SDK', () => {
-  const offenders = files.flatMap((f) =>
+function sdkImportsOutsideMcp(files: readonly SourceFile[]): string[] {
+  return files.flatMap((f) =>
     layerOf(f.path) === 'mcp' ? [] : f.packages.filter((p) => p.name.startsWith('@modelcontextprotocol/')).map((p) => `${f.path}:${p.line} imports ${p.name}`),
   );
-  assert.deepEqual(offenders, []);
-});
+}
 
-test('each layer imports only itself and the layers below it', () => {
+function upwardImports(files: readonly SourceFile[]): string[] {
   const offenders: string[] = [];
   for (const f of files) {
     const from = LAYERS.indexOf(layerOf(f.path));
@@ -89,10 +97,10 @@ test('each layer imports only itself and the layers below it', () => {
       if (to > from) offenders.push(`${f.path}:${line} (${LAYERS[from]}) imports ${target} (${LAYERS[to]})`);
     }
   }
-  assert.deepEqual(offenders, []);
-});
+  return offenders;
+}
 
-test('there is no import cycle, type-only imports included', () => {
+function importCycles(files: readonly SourceFile[]): string[] {
   const graph = new Map(files.map((f) => [f.path, [...new Set(f.imports.map((i) => i.target))]]));
   const cycles: string[] = [];
   const state = new Map<string, 'open' | 'done'>();
@@ -108,10 +116,19 @@ test('there is no import cycle, type-only imports included', () => {
     state.set(node, 'done');
   };
   for (const node of graph.keys()) if (!state.has(node)) visit(node);
-  assert.deepEqual(cycles, []);
-});
+  return cycles;
+}
 
-test(`no function over ${MAX_FUNCTION_LINES} lines, no file over ${MAX_FILE_LINES} lines`, () => {
+function crowdedFolders(files: readonly SourceFile[]): string[] {
+  const counts = new Map<string, number>();
+  for (const f of files) {
+    const folder = f.path.includes('/') ? f.path.slice(0, f.path.lastIndexOf('/')) : '.';
+    counts.set(folder, (counts.get(folder) ?? 0) + 1);
+  }
+  return [...counts].filter(([folder, n]) => n > MAX_FOLDER_FILES && !FOLDERS_EXEMPT_FROM_SIZE.has(folder)).map(([folder, n]) => `src/${folder}: ${n} files`);
+}
+
+function oversized(files: readonly SourceFile[]): string[] {
   const offenders: string[] = [];
   for (const f of files) {
     const lines = f.text.split('\n').length;
@@ -127,7 +144,29 @@ test(`no function over ${MAX_FUNCTION_LINES} lines, no file over ${MAX_FILE_LINE
     };
     visit(f.ast);
   }
-  assert.deepEqual(offenders, []);
+  return offenders;
+}
+
+const files = load();
+
+test('only the MCP folders (src/tools, src/resources, src/server) import the MCP SDK', () => {
+  assert.deepEqual(sdkImportsOutsideMcp(files), []);
+});
+
+test('each layer imports only itself and the layers below it', () => {
+  assert.deepEqual(upwardImports(files), []);
+});
+
+test('there is no import cycle, type-only imports included', () => {
+  assert.deepEqual(importCycles(files), []);
+});
+
+test(`no folder holds more than ${MAX_FOLDER_FILES} source files (src/tools, one file per tool, excepted)`, () => {
+  assert.deepEqual(crowdedFolders(files), []);
+});
+
+test(`no function over ${MAX_FUNCTION_LINES} lines, no file over ${MAX_FILE_LINES} lines`, () => {
+  assert.deepEqual(oversized(files), []);
 });
 
 test('comments point only at what a reader of the repository has', () => {
@@ -135,12 +174,21 @@ test('comments point only at what a reader of the repository has', () => {
   assert.deepEqual(offenders, []);
 });
 
-test('the rules can fail: a planted cycle and a planted SDK import are caught', () => {
-  const ast = ts.createSourceFile('x.ts', "import type { A } from './a.js';\nexport const f = (): Promise<unknown> => import('@modelcontextprotocol/sdk/types.js');", ts.ScriptTarget.Latest, true);
-  assert.deepEqual(
-    moduleSpecifiers(ast).map((s) => s.spec),
-    ['./a.js', '@modelcontextprotocol/sdk/types.js'],
-  );
-  assert.equal(layerOf('core/x.ts'), 'core');
-  assert.equal(layerOf('index.ts'), 'entry');
+test('the rules can fail: planted breaches of each are caught', () => {
+  const planted = [
+    parse('runtime/runs/a.ts', "import { Server } from '@modelcontextprotocol/server';\nimport type { B } from './b.js';"),
+    parse('runtime/runs/b.ts', "import type { A } from './a.js';\nexport const f = (): Promise<unknown> => import('../wiring/runtime.js');"),
+    parse('core/c.ts', "import { x } from '../runtime/runs/a.js';"),
+    ...Array.from({ length: MAX_FOLDER_FILES + 1 }, (_, i) => parse(`runtime/crowded/f${i}.ts`, 'export {};')),
+    ...Array.from({ length: MAX_FOLDER_FILES + 1 }, (_, i) => parse(`tools/rl_${i}.ts`, "import { z } from '@modelcontextprotocol/server';")),
+  ];
+  assert.deepEqual(sdkImportsOutsideMcp(planted), ['runtime/runs/a.ts:1 imports @modelcontextprotocol/server']);
+  assert.deepEqual(upwardImports(planted), [
+    'runtime/runs/b.ts:2 (services) imports runtime/wiring/runtime.ts (wiring)',
+    'core/c.ts:1 (core) imports runtime/runs/a.ts (services)',
+  ]);
+  assert.deepEqual(importCycles(planted), ['runtime/runs/a.ts -> runtime/runs/b.ts -> runtime/runs/a.ts']);
+  assert.deepEqual(crowdedFolders(planted), [`src/runtime/crowded: ${MAX_FOLDER_FILES + 1} files`]);
+  assert.deepEqual(oversized([parse('core/long.ts', `export function f(): void {\n${'  void 0;\n'.repeat(MAX_FUNCTION_LINES)}}\n`)]), [`core/long.ts:1 f: ${MAX_FUNCTION_LINES + 2} lines`]);
+  assert.throws(() => layerOf('mcp/server.ts'), /outside the known folders/);
 });

@@ -1,12 +1,12 @@
 /**
- * The client configurations we publish (clients/, the checkout's .mcp.json, the README's
+ * The client configurations we publish (clients/, the checkout's mcp.json, the README's
  * Inspector command), each parsed the way its client reads it and checked against that client's
  * documented format (docs/clients.md); then the server is started from each, with the
  * placeholders filled in and the variables expanded as the client would, and answers tools/list.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -44,7 +44,7 @@ const hermesStyle = (value: string, vars: Record<string, string>): string => val
 const FORMATS: ClientFormat[] = [
   { client: 'Claude Desktop', file: 'clients/claude_desktop_config.json', topKey: 'mcpServers', parse: JSON.parse, variable: /(?!)/, expand: (v) => v, requiresType: false, cwd: '/' },
   { client: 'Claude Code', file: 'clients/claude-code/.mcp.json', topKey: 'mcpServers', parse: JSON.parse, variable: /^\$\{\w+(:-[^}]*)?\}$/, expand: shellStyle, requiresType: true, cwd: '/' },
-  { client: 'Claude Code (this checkout)', file: '.mcp.json', topKey: 'mcpServers', parse: JSON.parse, variable: /^\$\{\w+(:-[^}]*)?\}$/, expand: shellStyle, requiresType: true, cwd: REPO_ROOT },
+  { client: 'this checkout (mcp.json; Claude Code reads it as .mcp.json)', file: 'mcp.json', topKey: 'mcpServers', parse: JSON.parse, variable: /^\$\{\w+(:-[^}]*)?\}$/, expand: shellStyle, requiresType: true, cwd: REPO_ROOT },
   { client: 'VS Code', file: 'clients/vscode/.vscode/mcp.json', topKey: 'servers', parse: JSON.parse, variable: /^\$\{(env|input):[\w-]+\}$/, expand: editorStyle, requiresType: true, cwd: '/' },
   { client: 'Cursor', file: 'clients/cursor/.cursor/mcp.json', topKey: 'mcpServers', parse: JSON.parse, variable: /^\$\{env:\w+\}$/, expand: editorStyle, requiresType: false, cwd: '/' },
   { client: 'Hermes', file: 'clients/hermes/config.yaml', topKey: 'mcp_servers', parse: parseYaml, variable: /^\$\{\w+\}$/, expand: hermesStyle, requiresType: false, cwd: '/' },
@@ -109,6 +109,11 @@ for (const format of FORMATS) {
     await answersToolsList(format, entry);
   });
 }
+
+test("Claude Code's .mcp.json is a link to mcp.json, never a second hand-kept copy", () => {
+  assert.ok(lstatSync(join(REPO_ROOT, '.mcp.json')).isSymbolicLink());
+  assert.equal(readlinkSync(join(REPO_ROOT, '.mcp.json')), 'mcp.json');
+});
 
 test('README Inspector command lists the tools', async () => {
   const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test, type TestContext } from 'node:test';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { saveMeasuredRollouts } from '../src/domain/cost/lengthStore.js';
+import { saveMeasuredRollouts } from '../src/runtime/cost/lengthStore.js';
 import { connectInMemory } from './helpers/client.js';
 import { KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
 import { leftovers, record, runServer, waitForRun, type RunServer } from './helpers/runs.js';

@@ -8,8 +8,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { UserError } from '../src/core/errors.js';
-import { discoveryCachePath as parseCachePath } from '../src/core/home.js';
-import { BUNDLED_EXAMPLES_ROOT } from '../src/core/paths.js';
+import { discoveryCachePath as parseCachePath } from '../src/core/files/home.js';
+import { BUNDLED_EXAMPLES_ROOT } from '../src/core/files/paths.js';
 import { connectInMemory } from './helpers/client.js';
 import { tempDir } from './helpers/tmp.js';
 

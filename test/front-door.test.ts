@@ -1,5 +1,5 @@
 /**
- * The stdio front door (src/mcp/frontDoor.ts) over in-memory streams: what it answers before the
+ * The stdio front door (src/server/frontDoor.ts) over in-memory streams: what it answers before the
  * SDK loads, what it leaves to the SDK, that the hand-over replays every byte read, and that the
  * SDK's answers to requests already answered are dropped and checked.
  */
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import type { InitializeResult } from '@modelcontextprotocol/sdk/types.js';
-import { SERVER_AT_THE_LATEST_MS, StdioFrontDoor, type AnswerCheck, type EarlyAnswers } from '../src/mcp/frontDoor.js';
+import { SERVER_AT_THE_LATEST_MS, StdioFrontDoor, type AnswerCheck, type EarlyAnswers } from '../src/server/frontDoor.js';
 
 const INIT_PARAMS = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } };
 const line = (message: object): string => `${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`;

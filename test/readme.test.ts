@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ALL_TOOLS } from '../src/mcp/tools/index.js';
+import { ALL_TOOLS } from '../src/tools/index.js';
 import { REPO_ROOT } from './helpers/tmp.js';
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');

@@ -12,9 +12,9 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
-import { registerResources } from '../src/mcp/resources/index.js';
-import { DEFAULT_WINDOW_BYTES } from '../src/mcp/resources/window.js';
-import { ChangeWatcher } from '../src/core/watch.js';
+import { registerResources } from '../src/resources/index.js';
+import { DEFAULT_WINDOW_BYTES } from '../src/resources/window.js';
+import { ChangeWatcher } from '../src/core/files/watch.js';
 import { connectInMemory } from './helpers/client.js';
 import { tempDir } from './helpers/tmp.js';
 

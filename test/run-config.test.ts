@@ -1,9 +1,9 @@
 /** The run config a run is started with: its own ports and checkpoints, health checks off, and two server entries when the environment needs them. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { loadSettings } from '../src/domain/config/settings.js';
-import { buildRunConfig, checkpointDir } from '../src/domain/runs/runConfig.js';
-import { SERVER_CONFIGS_SHAPES } from '../src/domain/environments/tinkerReadiness.js';
+import { loadSettings } from '../src/runtime/config/settings.js';
+import { buildRunConfig, checkpointDir } from '../src/runtime/runs/atropos/runConfig.js';
+import { SERVER_CONFIGS_SHAPES } from '../src/runtime/environments/tinkerReadiness.js';
 import { testEnv } from './helpers/tmp.js';
 
 const settings = loadSettings(testEnv());

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { RunProcess } from '../src/core/home.js';
-import { canTransition, LIFE_STATES, type LifeState, Lifecycle, TRANSITIONS } from '../src/domain/runs/lifecycle.js';
-import { judge, type ProcessEnd, type RunFacts, type Verdict, verdictOf } from '../src/domain/runs/outcome.js';
-import { apiReadiness, atStage, envReadiness, INFERENCE_GRACE_MS, type Readiness, trainerReadiness } from '../src/domain/runs/readiness.js';
-import type { RunRecord } from '../src/domain/runs/record.js';
+import type { RunProcess } from '../src/core/files/home.js';
+import { canTransition, LIFE_STATES, type LifeState, Lifecycle, TRANSITIONS } from '../src/runtime/runs/supervision/lifecycle.js';
+import { judge, type ProcessEnd, type RunFacts, type Verdict, verdictOf } from '../src/runtime/runs/atropos/outcome.js';
+import { apiReadiness, atStage, envReadiness, INFERENCE_GRACE_MS, type Readiness, trainerReadiness } from '../src/runtime/runs/atropos/readiness.js';
+import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 import { tempDir } from './helpers/tmp.js';
 
 const running: ProcessEnd = { state: 'running', exit_code: null, signal: null };

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { statusWindow } from '../src/domain/runs/rateLimit.js';
-import type { RunRecord } from '../src/domain/runs/record.js';
+import { statusWindow } from '../src/runtime/runs/registry/rateLimit.js';
+import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 import { record, runServer, startRun, waitForRun } from './helpers/runs.js';
 
 const cleanedUp = (r: RunRecord): boolean => Object.values(r.processes).every((p) => p.state !== 'running');

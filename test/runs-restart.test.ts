@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import type { RunRecord } from '../src/domain/runs/record.js';
+import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callTool, connectStdio } from './helpers/client.js';
 import { isAlive, killLeftovers, leftovers, newHome, occupyWithTrickle, record, runServer, runServerEnv, startRun, waitForRun, waitUntil } from './helpers/runs.js';

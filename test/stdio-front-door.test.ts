@@ -1,5 +1,5 @@
 /**
- * The built server's first answers over real stdio, sent before the SDK loads (src/mcp/frontDoor.ts),
+ * The built server's first answers over real stdio, sent before the SDK loads (src/server/frontDoor.ts),
  * against the SDK's own: the server replays the session to the SDK and checks each one. For each
  * kind of client (protocol versions supported, old and unknown; with and without MCP Apps) the
  * answers are confirmed and the tool list equals the one the SDK sends later; a stale recorded

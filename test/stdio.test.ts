@@ -11,10 +11,10 @@ import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { PREBUILT_TOOL_LIST } from '../src/core/paths.js';
-import { listedTool } from '../src/mcp/tools/catalog.js';
-import { toolListHash } from '../src/mcp/prebuilt.js';
-import { ALL_TOOLS } from '../src/mcp/tools/index.js';
+import { PREBUILT_TOOL_LIST } from '../src/core/files/paths.js';
+import { listedTool } from '../src/tools/catalog.js';
+import { toolListHash } from '../src/server/prebuilt.js';
+import { ALL_TOOLS } from '../src/tools/index.js';
 import { APPS_CLIENT_CAPABILITIES, callTool } from './helpers/client.js';
 import { copyOfBuiltPackage, DIST_ENTRY, REPO_ROOT, tempDir, testEnv } from './helpers/tmp.js';
 
@@ -138,7 +138,7 @@ test('tool code that went missing under a running bundle (a rebuild) is said wit
   const env = testEnv({ RL_HOME: join(root, 'rl_training') });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [join(root, 'dist', 'index.js')], env, stderr: 'ignore' }));
   try {
-    // A request beyond initialize and tools/list: the server itself is loaded (src/mcp/frontDoor.ts).
+    // A request beyond initialize and tools/list: the server itself is loaded (src/server/frontDoor.ts).
     await client.listResources();
     for (const chunk of chunks) renameSync(join(root, 'dist', chunk), join(root, chunk));
     const missing = await callTool(client, 'rl_list_runs', {});

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import { serverEntriesNeeded, tinkerProblems, type TinkerFacts } from '../src/domain/environments/tinkerReadiness.js';
+import { serverEntriesNeeded, tinkerProblems, type TinkerFacts } from '../src/runtime/environments/tinkerReadiness.js';
 import { connectInMemory } from './helpers/client.js';
 import { tempDir } from './helpers/tmp.js';
 

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import type { SecretRedactor } from './redact.js';
-import { serverLogPath } from './home.js';
+import { serverLogPath } from './files/home.js';
 
 export type { Logger };
 

@@ -1,10 +1,10 @@
 /**
- * The rl:// URIs of the server's resources (served by src/mcp/resources), and the ui:// URI of its
- * dashboard view (src/mcp/apps.ts). Plain strings, so
+ * The rl:// URIs of the server's resources (served by src/resources), and the ui:// URI of its
+ * dashboard view (src/server/apps.ts). Plain strings, so
  * the runtime and the tools can point at a log or a file with them (e.g. `logs` in
  * rl_start_training and rl_check_status).
  */
-import type { RunProcess } from './home.js';
+import type { RunProcess } from './files/home.js';
 
 export const TEMPLATES = {
   run: 'rl://runs/{run_id}',

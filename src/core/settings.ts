@@ -1,7 +1,7 @@
 /**
  * The operator configuration as the rest of the server sees it: the settings type, the locked
  * values every run config carries, and what follows from them (RL_HOME, the secrets in use).
- * Reading and checking them is the config domain's job (domain/config/settings.ts).
+ * Reading and checking them is the runtime's config service's job (src/runtime/config/settings.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { SettingsError } from './errors.js';

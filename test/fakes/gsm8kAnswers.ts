@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { BUNDLED_EXAMPLES_ROOT } from '../../src/core/paths.js';
+import { BUNDLED_EXAMPLES_ROOT } from '../../src/core/files/paths.js';
 import { TEST_ENVIRONMENTS_DIR } from '../helpers/tmp.js';
 import type { ChatMessage } from './openaiServer.js';
 

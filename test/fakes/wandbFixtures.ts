@@ -4,7 +4,7 @@
  * an environment run whose keys carry the `<wandb_name>_<n>_` prefix, both in group `run_id`,
  * plus decoys a correct lookup must not read (an older crashed trainer, another group's trainer).
  */
-import type { WandbRunRef } from '../../src/domain/wandb/reader.js';
+import type { WandbRunRef } from '../../src/runtime/wandb/reader.js';
 import type { FakeWandb } from './wandbServer.js';
 
 export const KEY = 'wandb_v1_' + 'k'.repeat(77);

@@ -8,9 +8,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { after } from 'node:test';
-import { Runtime } from '../../src/app/runtime.js';
-import { loadSettings } from '../../src/domain/config/settings.js';
-import { createServer } from '../../src/mcp/server.js';
+import { Runtime } from '../../src/runtime/wiring/runtime.js';
+import { loadSettings } from '../../src/runtime/config/settings.js';
+import { createServer } from '../../src/server/server.js';
 import { DIST_ENTRY, testEnv } from './tmp.js';
 
 export interface ToolAnswer {

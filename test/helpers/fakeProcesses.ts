@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after } from 'node:test';
 import type { FakeInstall, TrainerControl } from './fakeInstall.js';
 import { freePort, tempDir } from './tmp.js';
-import { RUN_TRAINER_SCRIPT } from '../../src/core/paths.js';
+import { RUN_TRAINER_SCRIPT } from '../../src/core/files/paths.js';
 
 export interface Proc {
   child: ChildProcess;

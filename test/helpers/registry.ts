@@ -6,10 +6,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { runIndexPath } from '../../src/core/home.js';
-import { initialRecord, type RunRecord } from '../../src/domain/runs/record.js';
-import { RunIndex } from '../../src/domain/runs/runIndex.js';
-import { RunStore } from '../../src/domain/runs/store.js';
+import { runIndexPath } from '../../src/core/files/home.js';
+import { initialRecord, type RunRecord } from '../../src/runtime/runs/registry/record.js';
+import { RunIndex } from '../../src/runtime/runs/registry/runIndex.js';
+import { RunStore } from '../../src/runtime/runs/registry/store.js';
 
 export interface RunSpec {
   runId: string;

@@ -4,7 +4,7 @@
  * summaries as JSON *strings* written the Python way (bare NaN), historyKeys and sampledHistory
  * as JSON values (non-finite as "NaN" strings), run filters as MongoDB-style documents.
  */
-import { evenlySpaced } from '../../../src/domain/wandb/history.js';
+import { evenlySpaced } from '../../../src/runtime/wandb/history.js';
 
 export interface FakeRun {
   /** The W&B run id (GraphQL `name`). */

@@ -1,0 +1,163 @@
+/**
+ * The evaluations of this server: starts them (the Tinker key in a private 0600 file outside
+ * RL_HOME, removed when the evaluation ends), finds them again by eval_id (in memory, or the
+ * result.json any server left under RL_HOME), lists a run's evaluations, and stops running ones
+ * when the server exits. A call that started an evaluation owns it until it returns: cancelling
+ * that call cancels the evaluation; a call that only waits on eval_id stops waiting.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { EVAL_ID_PATTERN, EVALUATION_RESULT, evaluationDir, evaluationsRoot } from '../../core/files/home.js';
+import type { JsonValue } from '../../core/json.js';
+import { isMissing, namedSubdirs } from '../../core/files/safePath.js';
+import type { CoreServices } from '../../core/services.js';
+import { writeKeyConfig } from '../inference/command.js';
+import { waitOnJob, type WaitOptions } from '../inference/jobWait.js';
+import { tinkerApiKey } from '../inference/keys.js';
+import { Evaluation, type EvaluationOutput, type EvaluationParams } from './evaluation.js';
+
+export const MAX_EVAL_WAIT_SECONDS = 280;
+/** Evaluations running at once on this server (each runs one model process at a time). */
+export const MAX_RUNNING_EVALUATIONS = 2;
+const KEPT_FINISHED = 20;
+/** rl_get_results lists at most this many of a run's evaluations, newest first. */
+export const LISTED_EVALUATIONS = 10;
+
+export interface EvaluationRequest extends EvaluationParams {
+  envFile: string;
+  envConfig: Record<string, JsonValue>;
+  serverEntries: 1 | 2;
+  numItems: number;
+  groupSize: number;
+  timeoutSeconds: number;
+}
+
+/** What rl_get_results lists of one evaluation. */
+export interface EvaluationListing {
+  eval_id: string;
+  created_at: string;
+  status: string;
+  method: string;
+  checkpoints: string[];
+  verdict?: string;
+  summary?: string;
+}
+
+export class Evaluations {
+  private readonly running = new Map<string, Evaluation>();
+  private closed = false;
+
+  constructor(private readonly core: CoreServices) {}
+
+  get directory(): string {
+    return evaluationsRoot(this.core.settings.home);
+  }
+
+  async start(req: EvaluationRequest, opts: WaitOptions): Promise<EvaluationOutput> {
+    const { settings, redactor, logger } = this.core;
+    if (this.closed) throw new UserError('The server is shutting down; evaluate again after it restarts');
+    const key = tinkerApiKey(settings);
+    const active = [...this.running.values()].filter((e) => e.status === 'running');
+    if (active.length >= MAX_RUNNING_EVALUATIONS) {
+      throw new UserError(`${active.length} evaluations are already running; wait for one with rl_evaluate({eval_id})`, { running_evaluations: active.map((e) => e.id) });
+    }
+    redactor.add(key);
+    const { id, dir } = await this.createDirectory();
+    const keyConfig = await writeKeyConfig(key);
+    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, ...params } = req;
+    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds };
+    const evaluation = new Evaluation(id, params, ctx, () => keyConfig.remove().catch((err: unknown) => logger.error({ err, eval_id: id }, 'could not remove the evaluation key file')));
+    this.running.set(id, evaluation);
+    this.prune();
+    logger.info({ eval_id: id, run_id: req.run_id, models: req.models.map((m) => m.model), method: req.method }, 'evaluation started');
+    const cancel = (): void => evaluation.cancel('the call that started the evaluation was cancelled');
+    if (opts.signal?.aborted) cancel();
+    opts.signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      await waitOnJob(evaluation, opts, MAX_EVAL_WAIT_SECONDS);
+    } finally {
+      opts.signal?.removeEventListener('abort', cancel);
+    }
+    return evaluation.output();
+  }
+
+  async waitFor(evalId: string, opts: WaitOptions): Promise<EvaluationOutput> {
+    const evaluation = this.running.get(evalId);
+    if (evaluation) {
+      await waitOnJob(evaluation, opts, MAX_EVAL_WAIT_SECONDS);
+      return evaluation.output();
+    }
+    const stored = await this.stored(evalId);
+    if (stored === undefined) {
+      throw new UserError(`Evaluation '${evalId}' not found`, { recent_evaluations: [...this.running.keys()].reverse(), hint: 'Start one with rl_evaluate({run_id}).' });
+    }
+    if (stored.status === 'running') {
+      return { ...stored, message: 'This evaluation is run by another server process sharing RL_HOME, or the server running it stopped before it finished; its files are listed in result.' };
+    }
+    return stored;
+  }
+
+  /** A stored result.json, or undefined when the evaluation does not exist. */
+  async stored(evalId: string): Promise<EvaluationOutput | undefined> {
+    if (!EVAL_ID_PATTERN.test(evalId)) return undefined;
+    const dir = evaluationDir(this.core.settings.home, evalId);
+    let text: string;
+    try {
+      text = await readFile(join(dir, EVALUATION_RESULT), 'utf8');
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+    try {
+      return JSON.parse(text) as EvaluationOutput;
+    } catch {
+      throw new UserError(`Evaluation '${evalId}' left a damaged result.json in ${dir}; its logs are there; evaluate again.`);
+    }
+  }
+
+  /** A run's evaluations, newest first (any server's, from their result.json). */
+  async ofRun(runId: string): Promise<EvaluationListing[]> {
+    const ids = await namedSubdirs(this.directory, EVAL_ID_PATTERN);
+    const found = await Promise.all(ids.map((id) => (this.running.get(id)?.output() as EvaluationOutput | undefined) ?? this.stored(id).catch(() => undefined)));
+    return found
+      .filter((e): e is EvaluationOutput => e !== undefined && e.run_id === runId)
+      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+      .slice(0, LISTED_EVALUATIONS)
+      .map((e) => ({
+        eval_id: e.eval_id,
+        created_at: e.created_at,
+        status: e.status,
+        method: e.method,
+        checkpoints: e.checkpoints,
+        ...(e.verdict ? { verdict: e.verdict.verdict, summary: e.verdict.summary } : {}),
+      }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const active = [...this.running.values()].filter((e) => e.status === 'running');
+    for (const evaluation of active) evaluation.cancel('the server exited', 0);
+    await Promise.all(active.map((e) => e.done));
+  }
+
+  private async createDirectory(): Promise<{ id: string; dir: string }> {
+    await mkdir(this.directory, { recursive: true });
+    for (;;) {
+      const id = randomBytes(4).toString('hex');
+      const dir = evaluationDir(this.core.settings.home, id);
+      try {
+        await mkdir(dir);
+        return { id, dir };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
+  }
+
+  private prune(): void {
+    const finished = [...this.running.values()].reverse().filter((e) => e.status !== 'running');
+    for (const e of finished.slice(KEPT_FINISHED)) this.running.delete(e.id);
+  }
+}

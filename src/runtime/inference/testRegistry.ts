@@ -1,0 +1,246 @@
+/**
+ * The inference tests of this server: starts inference tests, finds them again by test_id (in memory, or the
+ * result.json a finished one left under RL_HOME), waits on them for a bounded time, and kills
+ * every running one when the server exits.
+ *
+ * Cancellation: a test belongs to the call that started it until that call returns, so
+ * cancelling that call kills the test (its later result says "cancelled"). A call that only
+ * waits on an existing test_id stops waiting when cancelled; the test goes on.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import type { CoreServices } from '../../core/services.js';
+import { writeKeyConfig, type ServerType } from './command.js';
+import { InferenceTest, type TestKeys } from './testRun.js';
+import type { TestOutput } from './testReport.js';
+import { routeModel } from './routing.js';
+import { tinkerApiKey } from './keys.js';
+import { waitOnJob, type WaitOptions } from './jobWait.js';
+import { testAnswer, type TestAnswer } from './answer.js';
+import { resolveTestModels } from './models.js';
+import { INFERENCE_TEST_RESULT, inferenceTestDir, inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/files/home.js';
+import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
+
+export const DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
+export const DEFAULT_API_KEY_ENV = 'OPENROUTER_API_KEY';
+export const MAX_WAIT_SECONDS = 280;
+/** Tests running at once on this server; each runs up to MODEL_CONCURRENCY Python processes. */
+export const MAX_RUNNING_TESTS = 3;
+/** Finished tests kept in memory; older ones are answered from their result.json. */
+const KEPT_FINISHED_TESTS = 20;
+const SHUTTING_DOWN = 'The server is shutting down; start the test again after it restarts';
+
+/** Keys the server holds for its own services: never sent to an inference endpoint. */
+const SERVICE_KEYS = new Set(['TINKER_API_KEY', 'WANDB_API_KEY']);
+/**
+ * The key goes to an endpoint the caller chose, so only a variable named like an endpoint key may
+ * be sent: an agent steered by a prompt must not ship GITHUB_TOKEN or AWS_SECRET_ACCESS_KEY away.
+ */
+const ENDPOINT_KEY_NAME = /_API_KEY$/;
+
+export interface InferenceTestRequest {
+  environment: { name: string; file_path: string };
+  num_steps: number;
+  group_size: number;
+  models?: string[];
+  base_url: string;
+  api_key_env: string;
+  server_type: ServerType;
+  timeout_seconds: number;
+  use_wandb: boolean;
+  /** `openai:` entries the environment needs (serverEntriesNeeded); 1 when not given. */
+  server_entries?: 1 | 2;
+  /** The caller named base_url: Tinker base-model ids go there too instead of to Tinker. */
+  base_url_explicit?: boolean;
+}
+
+export type { WaitOptions };
+
+/** http(s) only, and no credentials in the URL: they would land on the command line. */
+export function checkBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UserError(`base_url ${JSON.stringify(raw)} is not a URL`, { expected: 'an http(s) URL such as https://openrouter.ai/api/v1' });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UserError(`base_url must be http or https, not ${url.protocol.replace(':', '')}`, { expected: 'an http(s) URL such as https://openrouter.ai/api/v1' });
+  }
+  if (url.username || url.password) {
+    throw new UserError('base_url must not carry credentials: put the key in an environment variable of the server and name it in api_key_env');
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export class InferenceTests {
+  private readonly tests = new Map<string, InferenceTest>();
+  private closed = false;
+
+  constructor(private readonly core: CoreServices) {}
+
+  get directory(): string {
+    return inferenceTestsRoot(this.core.settings.home);
+  }
+
+  /** Checks the request, creates the test's directory and key file, and starts it. */
+  async start(req: InferenceTestRequest): Promise<InferenceTest> {
+    const { settings, redactor, logger } = this.core;
+    if (this.closed) throw new UserError(SHUTTING_DOWN);
+    const baseUrl = checkBaseUrl(req.base_url);
+    const choice = { baseUrl, apiKeyEnv: req.api_key_env, baseUrlExplicit: req.base_url_explicit ?? false };
+    const models = resolveTestModels(req.models).map((m) => ({ ...m, route: routeModel(m.id, choice, settings.tinkerOaiBaseUrl) }));
+    const apiKey = models.some((m) => m.route.key.kind === 'env') ? this.apiKey(req.api_key_env) : undefined;
+    const tinkerKey = models.some((m) => m.route.key.kind === 'tinker') ? tinkerApiKey(settings) : undefined;
+    if (req.use_wandb && !settings.secrets.wandbApiKey) {
+      throw new UserError('use_wandb needs WANDB_API_KEY in the server environment; set it or leave use_wandb false', { missing: 'WANDB_API_KEY' });
+    }
+    const running = this.list().filter((t) => t.status === 'running');
+    if (running.length >= MAX_RUNNING_TESTS) {
+      throw new UserError(`${running.length} inference tests are already running; wait for one with rl_test_inference({test_id})`, {
+        running_tests: running.map((t) => t.id),
+      });
+    }
+    if (apiKey !== undefined) redactor.add(apiKey);
+    const { id, dir } = await this.createDirectory();
+    const keys: TestKeys = {
+      ...(apiKey !== undefined ? { endpoint: await writeKeyConfig(apiKey) } : {}),
+      ...(tinkerKey !== undefined ? { tinker: await writeKeyConfig(tinkerKey) } : {}),
+    };
+    if (this.closed) {
+      // close() ran while this start was on its way; nothing may start after it.
+      await Promise.all([keys.endpoint?.remove(), keys.tinker?.remove()]);
+      throw new UserError(SHUTTING_DOWN);
+    }
+    const test = new InferenceTest(
+      id,
+      dir,
+      {
+        environment: { name: req.environment.name, file_path: req.environment.file_path },
+        num_steps: req.num_steps,
+        group_size: req.group_size,
+        models,
+        base_url: baseUrl,
+        server_type: req.server_type,
+        timeout_seconds: req.timeout_seconds,
+        use_wandb: req.use_wandb,
+        server_entries: req.server_entries ?? 1,
+      },
+      { settings, redactor, logger },
+      keys,
+    );
+    this.tests.set(id, test);
+    this.prune();
+    logger.info({ test_id: id, environment: req.environment.name, models: test.params.models.map((m) => m.id), base_url: baseUrl }, 'inference test started');
+    return test;
+  }
+
+  /** Starts a test and waits on it; cancelling `signal` before this returns cancels the test. */
+  async startAndWait(req: InferenceTestRequest, opts: WaitOptions): Promise<TestAnswer> {
+    const test = await this.start(req);
+    const cancel = (): void => test.cancel('the call that started the test was cancelled');
+    if (opts.signal?.aborted) cancel();
+    opts.signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      return testAnswer(await this.wait(test, opts));
+    } finally {
+      opts.signal?.removeEventListener('abort', cancel);
+    }
+  }
+
+  /** Waits again on a test started earlier, or answers its result. */
+  async waitFor(testId: string, opts: WaitOptions): Promise<TestAnswer> {
+    const test = this.tests.get(testId);
+    if (test) return testAnswer(await this.wait(test, opts));
+    const stored = await this.stored(testId);
+    if (stored) return testAnswer(stored);
+    throw new UserError(`Inference test '${testId}' not found`, {
+      recent_tests: this.list().map((t) => t.id),
+      hint: 'Start a test with rl_test_inference() without test_id.',
+    });
+  }
+
+  /** Tests of this server process, newest first. */
+  list(): InferenceTest[] {
+    return [...this.tests.values()].reverse();
+  }
+
+  /** Server exit: every running test is killed at once (no grace) and its result written. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const running = this.list().filter((t) => t.status === 'running');
+    for (const test of running) test.cancel('the server exited', 0);
+    await Promise.all(running.map((t) => t.done));
+  }
+
+  private async wait(test: InferenceTest, opts: WaitOptions): Promise<TestOutput> {
+    await waitOnJob(test, opts, MAX_WAIT_SECONDS);
+    return test.output();
+  }
+
+  private apiKey(name: string): string {
+    if (!ENDPOINT_KEY_NAME.test(name)) {
+      throw new UserError(`api_key_env must name an endpoint key variable ending in _API_KEY (e.g. ${DEFAULT_API_KEY_ENV} or OPENAI_API_KEY); ${name} is never sent to an inference endpoint`, {
+        expected: 'an environment variable name ending in _API_KEY',
+      });
+    }
+    if (SERVICE_KEYS.has(name)) {
+      throw new UserError(`api_key_env must not be ${name}: that key belongs to another service and is never sent to an inference endpoint`, {
+        expected: `the name of the endpoint's key variable, e.g. ${DEFAULT_API_KEY_ENV}`,
+      });
+    }
+    const { settings } = this.core;
+    // OPENROUTER_API_KEY may also come from the RL_MCP_CONFIG file.
+    const value = name === DEFAULT_API_KEY_ENV ? settings.secrets.openrouterApiKey : settings.processEnv[name];
+    const reference = unexpandedReference(value);
+    if (reference !== undefined) throw new UserError(placeholderMessage(name, reference), { placeholder: name });
+    if (!value || value.trim() === '') {
+      throw new UserError(`${name} not set. Required for inference testing: set it in the server's environment (the MCP client config's env block), or name another variable in api_key_env.`, {
+        missing: name,
+      });
+    }
+    return value;
+  }
+
+  private async createDirectory(): Promise<{ id: string; dir: string }> {
+    await mkdir(this.directory, { recursive: true });
+    for (;;) {
+      const id = randomBytes(4).toString('hex');
+      const dir = join(this.directory, id);
+      try {
+        // Not recursive: an existing directory means another test's id, so never reuse its files.
+        await mkdir(dir);
+        return { id, dir };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
+  }
+
+  private async stored(testId: string): Promise<TestOutput | undefined> {
+    if (!TEST_ID_PATTERN.test(testId)) return undefined;
+    const dir = inferenceTestDir(this.core.settings.home, testId);
+    let text: string;
+    try {
+      text = await readFile(join(dir, INFERENCE_TEST_RESULT), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (await stat(dir).then((s) => s.isDirectory(), () => false)) {
+        throw new UserError(`Inference test '${testId}' has no result: another server process sharing RL_HOME is running it, or the server running it stopped before it finished. Its logs are in ${dir}.`);
+      }
+      return undefined;
+    }
+    try {
+      return JSON.parse(text) as TestOutput;
+    } catch {
+      throw new UserError(`Inference test '${testId}' left a damaged result.json in ${dir}; its logs are there; start a new test.`);
+    }
+  }
+
+  private prune(): void {
+    const finished = this.list().filter((t) => t.status !== 'running');
+    for (const test of finished.slice(KEPT_FINISHED_TESTS)) this.tests.delete(test.id);
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * One inference test: every requested model run through `<env file> process` against the
+ * endpoint, a few at a time, each in its own files under RL_HOME/inference_tests/<test_id>/.
+ * The test lives on between tool calls, so a call can return while it runs (one Hermes
+ * call could last 3 x 600 s, far beyond what any client waits).
+ */
+import { EventEmitter } from 'node:events';
+import { rename, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Logger } from '../../core/logger.js';
+import type { SecretRedactor } from '../../core/redact.js';
+import type { Settings } from '../../core/settings.js';
+import { endpointEntry, processCommand, processEnv, type KeyConfig, type ServerType } from './command.js';
+import { ModelProcess, type ModelProcessOutcome } from './modelProcess.js';
+import type { TestModel } from './models.js';
+import { readGroupScores, scoreGroups, summarize } from './scoring.js';
+import type { ModelReport, ModelState, TestOutput, TestStatus } from './testReport.js';
+import { INFERENCE_TEST_RESULT } from '../../core/files/home.js';
+import { classifyCrash, classifyDroppedGroups, type FailureContext } from './failures.js';
+import { tailLines } from '../../core/files/logTail.js';
+import { LengthCounter } from '../cost/lengths.js';
+import { saveTestLengths } from '../cost/lengthStore.js';
+
+/** How far up a failed model's log the cause is looked for. */
+const CAUSE_SEARCH_LINES = 300;
+
+/** Models run at once per test: the endpoint is remote, the local cost is one Python process each. */
+export const MODEL_CONCURRENCY = 3;
+
+export interface TestParameters {
+  environment: { name: string; file_path: string };
+  num_steps: number;
+  group_size: number;
+  models: TestModel[];
+  base_url: string;
+  server_type: ServerType;
+  timeout_seconds: number;
+  use_wandb: boolean;
+  /** `openai:` entries the environment needs (2 when its config_init does not return a list). */
+  server_entries: 1 | 2;
+}
+
+type ReportBase = Pick<ModelReport, 'model' | 'name' | 'scale' | 'output_file' | 'log_file' | 'endpoint'>;
+
+interface Slot {
+  model: TestModel;
+  files: { output: string; log: string };
+  state: ModelState;
+  process?: ModelProcess;
+  startedAt?: number;
+  report?: ModelReport;
+}
+
+const seconds = (ms: number): number => Math.round(ms / 100) / 10;
+
+/** A model id as it appears in its files' names. */
+export const modelFileName = (id: string): string => id.replace(/[^A-Za-z0-9._-]+/g, '_');
+
+/** A name for a model's files (`<n>-<id>.log`, `.jsonl`): its index keeps two ids that sanitize alike apart. */
+function fileStem(index: number, id: string): string {
+  return `${index + 1}-${modelFileName(id)}`;
+}
+
+/** The key files of a test: the endpoint's (api_key_env) and Tinker's, each only when a model uses it. */
+export interface TestKeys {
+  endpoint?: KeyConfig;
+  tinker?: KeyConfig;
+}
+
+export interface TestServices {
+  settings: Settings;
+  redactor: SecretRedactor;
+  logger: Logger;
+}
+
+export class InferenceTest {
+  readonly startedAt = Date.now();
+  status: TestStatus = 'running';
+  /** Resolves when every model process has exited and the result is on disk. */
+  readonly done: Promise<void>;
+  private readonly slots: Slot[];
+  private readonly events = new EventEmitter();
+  private cancelReason?: string;
+  private finalOutput?: TestOutput;
+
+  constructor(
+    readonly id: string,
+    readonly dir: string,
+    readonly params: TestParameters,
+    private readonly services: TestServices,
+    keys: TestKeys,
+  ) {
+    this.slots = params.models.map((model, i) => {
+      const stem = fileStem(i, model.id);
+      return { model, state: 'queued', files: { output: join(dir, `${stem}.jsonl`), log: join(dir, `${stem}.log`) } };
+    });
+    this.done = this.run(keys);
+  }
+
+  /** Stops the test: running models are stopped (grace in ms, default the operator's), queued ones never start. */
+  cancel(reason: string, graceMs?: number): void {
+    if (this.status !== 'running' || this.slots.every((s) => s.report)) return;
+    this.cancelReason ??= reason;
+    for (const slot of this.slots) slot.process?.stop('cancelled', graceMs);
+  }
+
+  /** Subscribes to model state changes; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.events.on('change', listener);
+    return () => this.events.off('change', listener);
+  }
+
+  /** pids of the model processes still running. */
+  pids(): number[] {
+    return this.slots.flatMap((s) => (s.state === 'running' && s.process?.pid !== undefined ? [s.process.pid] : []));
+  }
+
+  /** Finished models plus a share of the next one that grows with time but never reaches 1: rises with every look. */
+  progressValue(): { progress: number; total: number; message: string } {
+    const finished = this.slots.filter((s) => s.report).length;
+    const elapsed = Date.now() - this.startedAt;
+    const spent = elapsed / (elapsed + this.params.timeout_seconds * 1000);
+    const running = this.slots.filter((s) => s.state === 'running').map((s) => s.model.id);
+    const message = `${finished}/${this.slots.length} models finished${running.length ? `; running: ${running.join(', ')}` : ''}`;
+    return { progress: finished + spent, total: this.slots.length, message };
+  }
+
+  output(): TestOutput {
+    if (this.finalOutput) return this.finalOutput;
+    const now = Date.now();
+    return {
+      ...this.header(),
+      message: `Still running (${this.progressValue().message}). Call rl_test_inference({"test_id": "${this.id}"}) to wait for the result.`,
+      progress: {
+        models_total: this.slots.length,
+        models_finished: this.slots.filter((s) => s.report).length,
+        elapsed_seconds: seconds(now - this.startedAt),
+        models: this.slots.map((s) => ({
+          model: s.model.id,
+          state: s.state,
+          log_file: s.files.log,
+          ...(s.state === 'running' && s.startedAt !== undefined ? { elapsed_seconds: seconds(now - s.startedAt), pid: s.process?.pid } : {}),
+        })),
+      },
+    };
+  }
+
+  private header(): Pick<TestOutput, 'test_id' | 'status' | 'environment' | 'environment_file' | 'test_config'> {
+    const { environment, num_steps, group_size, models, base_url, server_type } = this.params;
+    return {
+      test_id: this.id,
+      status: this.status,
+      environment: environment.name,
+      environment_file: environment.file_path,
+      test_config: {
+        num_steps,
+        group_size,
+        rollouts_per_model: num_steps * group_size,
+        total_rollouts: num_steps * group_size * models.length,
+        base_url,
+        server_type,
+      },
+    };
+  }
+
+  private async run(keys: TestKeys): Promise<void> {
+    try {
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < this.slots.length) await this.runModel(this.slots[next++]!, keys);
+      };
+      await Promise.all(Array.from({ length: Math.min(MODEL_CONCURRENCY, this.slots.length) }, worker));
+    } finally {
+      for (const keyConfig of [keys.endpoint, keys.tinker]) {
+        await keyConfig?.remove().catch((err: unknown) => this.services.logger.error({ err, test_id: this.id }, 'could not remove the inference key file'));
+      }
+    }
+    this.status = this.cancelReason === undefined ? 'completed' : 'cancelled';
+    const reports = this.slots.map((s) => s.report!);
+    this.finalOutput = {
+      ...this.header(),
+      ...(this.cancelReason !== undefined ? { message: `Cancelled: ${this.cancelReason}` } : {}),
+      models_tested: reports,
+      summary: summarize(reports, this.params.num_steps, this.dir),
+    };
+    await this.persist(this.finalOutput);
+    saveTestLengths(this.services.settings.home, { environment: this.params.environment.name, test_id: this.id, reports }, this.services.logger);
+    this.services.logger.info({ test_id: this.id, status: this.status, summary: this.finalOutput.summary }, 'inference test finished');
+    this.events.emit('change');
+  }
+
+  private async runModel(slot: Slot, keys: TestKeys): Promise<void> {
+    const base = { model: slot.model.id, name: slot.model.name, scale: slot.model.scale, output_file: slot.files.output, log_file: slot.files.log };
+    if (this.cancelReason !== undefined) {
+      this.finish(slot, 'cancelled', { ...base, ...scoreGroups([]), error: `Not run: ${this.cancelReason}` });
+      return;
+    }
+    try {
+      const keyConfig = slot.model.route?.key.kind === 'tinker' ? keys.tinker : keys.endpoint;
+      await this.startAndJudge(slot, slot.model.route?.base_url === this.params.base_url ? base : { ...base, endpoint: slot.model.route?.base_url }, keyConfig!);
+    } catch (err) {
+      this.services.logger.error({ err, test_id: this.id, model: slot.model.id }, 'inference test model failed');
+      this.finish(slot, 'failed', { ...base, ...scoreGroups([]), error: `Internal error: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
+
+  private async startAndJudge(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<void> {
+    const { settings, redactor } = this.services;
+    const { num_steps, group_size, use_wandb, server_type, timeout_seconds, environment, server_entries } = this.params;
+    const base_url = base.endpoint ?? this.params.base_url;
+    const endpoint = endpointEntry({ baseUrl: base_url, modelId: slot.model.id, serverType: server_type });
+    const keyConfigPath = server_entries === 2 ? await keyConfig.serversFile(basename(slot.files.log, '.log'), [endpoint, endpoint]) : keyConfig.path;
+    const { file, args } = processCommand(settings, {
+      envFile: environment.file_path,
+      numSteps: num_steps,
+      groupSize: group_size,
+      useWandb: use_wandb,
+      outputFile: slot.files.output,
+      baseUrl: base_url,
+      modelId: slot.model.id,
+      serverType: server_type,
+      keyConfigFile: keyConfigPath,
+      serverEntries: server_entries,
+    });
+    slot.process = await ModelProcess.start({
+      file,
+      args,
+      env: processEnv(settings, use_wandb),
+      cwd: settings.root,
+      logFile: slot.files.log,
+      timeoutMs: timeout_seconds * 1000,
+      graceMs: settings.stopGraceSeconds * 1000,
+      maxFailedGroups: Math.max(5, 2 * num_steps),
+      redactor,
+    });
+    slot.startedAt = Date.now();
+    slot.state = 'running';
+    this.events.emit('change');
+    const outcome = await slot.process.done;
+    const { report, state } = await this.judge(base, outcome, slot.files.output);
+    this.finish(slot, state, report);
+  }
+
+  private finish(slot: Slot, state: ModelState, report: ModelReport): void {
+    slot.state = state;
+    slot.report = report;
+    this.events.emit('change');
+  }
+
+  private async judge(
+    base: ReportBase,
+    outcome: ModelProcessOutcome,
+    outputFile: string,
+  ): Promise<{ report: ModelReport; state: ModelState }> {
+    const timing = { duration_seconds: seconds(outcome.durationMs) };
+    const failure = (state: ModelState, error: string, extra: Partial<ModelReport> = {}): { report: ModelReport; state: ModelState } => ({
+      state,
+      report: {
+        ...base,
+        ...scoreGroups([]),
+        ...timing,
+        error,
+        ...(outcome.stderrTail ? { stderr_tail: outcome.stderrTail } : {}),
+        ...(outcome.spawnError === undefined && outcome.stopReason === undefined ? { exit_code: outcome.exitCode } : {}),
+        ...extra,
+      },
+    });
+    if (outcome.spawnError !== undefined) return failure('failed', `Could not start ${this.services.settings.python}: ${outcome.spawnError}. Check RL_PYTHON.`);
+    switch (outcome.stopReason) {
+      case 'timeout':
+        return failure('timed_out', `Timed out after ${this.params.timeout_seconds} s; the process group was killed. See log_file.`, { timed_out: true });
+      case 'cancelled':
+        return failure('cancelled', `Cancelled: ${this.cancelReason ?? 'stopped'}`);
+      case 'gave_up': {
+        const ended = `Stopped after ${outcome.failedGroups} failed groups (atroposlib would retry until the timeout)`;
+        const { kind, error } = classifyDroppedGroups(await this.failureContext(base, ended), outcome.failedGroups);
+        return failure('failed', error, { error_kind: kind });
+      }
+    }
+    if (outcome.exitCode !== 0) {
+      const ended = outcome.signal ? `Process killed by ${outcome.signal}` : `Process exited with code ${outcome.exitCode}`;
+      const { kind, error } = classifyCrash(await this.failureContext(base, ended));
+      return failure('failed', error, { error_kind: kind });
+    }
+    const lengths = new LengthCounter();
+    const groups = await readGroupScores(outputFile, (group) => lengths.add(group));
+    if (groups === undefined) return failure('failed', `Output file not created: ${outputFile}`);
+    if (groups.length === 0) return failure('failed', 'The process finished but wrote no group: every group was skipped or invalid. See log_file.');
+    const rollout_tokens = lengths.result();
+    return { report: { ...base, ...scoreGroups(groups), ...timing, ...(rollout_tokens ? { rollout_tokens } : {}) }, state: 'succeeded' };
+  }
+
+  private async failureContext(base: ReportBase, ended: string): Promise<FailureContext> {
+    // The cause sits above the traceback's last line, often beyond the stderr tail kept in memory.
+    const logLines = await tailLines(base.log_file, CAUSE_SEARCH_LINES);
+    return { baseUrl: base.endpoint ?? this.params.base_url, modelId: base.model, ended, logLines };
+  }
+
+  private async persist(output: TestOutput): Promise<void> {
+    const path = join(this.dir, INFERENCE_TEST_RESULT);
+    try {
+      await writeFile(`${path}.tmp`, this.services.redactor.redact(JSON.stringify(output)));
+      await rename(`${path}.tmp`, path);
+    } catch (err) {
+      this.services.logger.error({ err, test_id: this.id }, 'could not write the inference test result');
+    }
+  }
+}

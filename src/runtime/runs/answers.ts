@@ -1,0 +1,46 @@
+/** What the run tools answer about a run: the shapes RunManager returns and the tools put on the wire. */
+import type { RunRecord, RunStatus } from './registry/record.js';
+import type { RunConfig } from './atropos/runConfig.js';
+import type { RunView } from './view.js';
+import { type Health } from './watching/health.js';
+import type { RunEstimate } from '../cost/estimate.js';
+import type { RunCost } from './runCost.js';
+
+export interface RateLimitedStatus {
+  rate_limited: true;
+  run_id: string;
+  message: string;
+  next_check_in_seconds: number;
+  status: RunStatus;
+  phase?: string;
+  /** Judged from run.json alone: a stall is never hidden by the rate limit. */
+  health: Health;
+  /** Trainer steps completed out of the total, as the watchdog last saw them. */
+  progress?: { step: number; total_steps: number };
+  /** Spend so far, estimated from run.json alone. */
+  cost?: RunCost;
+}
+
+export interface DamagedStatus {
+  run_id: string;
+  status: 'unknown';
+  error: string;
+}
+
+export type StatusAnswer = RunView | RateLimitedStatus | DamagedStatus;
+
+/** A status answer; `record` (what the full view was built from) only with the full view. */
+export type StatusReport = { answer: RateLimitedStatus | DamagedStatus; record?: undefined } | { answer: RunView; record: RunRecord };
+
+export interface StopAnswer {
+  message: string;
+  run_id: string;
+  status: RunStatus;
+}
+
+export interface StartedRun {
+  record: RunRecord;
+  config: RunConfig;
+  /** What the run will cost, as estimated at its start. */
+  estimate: RunEstimate;
+}

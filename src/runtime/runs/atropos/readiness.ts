@@ -1,0 +1,66 @@
+/**
+ * When a start-up stage is ready, as pure decisions over what the probes found (startup.ts
+ * gathers it), and how a stage's failure reads.
+ */
+import type { RunProcess } from '../../../core/files/home.js';
+import type { Verdict } from './outcome.js';
+import type { ProcessState } from '../registry/record.js';
+
+/** Ready, not yet (it may still become so), or a verdict when it never can. */
+export type Readiness = 'ready' | 'waiting' | Verdict;
+
+const STAGE_GOAL: Record<RunProcess, string> = {
+  api: 'waiting for the Atropos API to answer GET /',
+  trainer: "waiting for the trainer to register with the Atropos API ('Registered as trainer')",
+  env: 'waiting for the environment to connect and send data',
+};
+
+/**
+ * An environment counts as connected once the API holds its data, or once it has stayed alive
+ * this long. A real environment may spend minutes downloading its dataset and generating its
+ * first group before data shows; holding the run in `starting` (or failing it at the stage
+ * deadline) for that would misreport a healthy paid run. Its early failures (imports, a bad
+ * config) surface within seconds, and any later non-zero exit still fails the run.
+ */
+const ENV_SETTLE_MS = 10_000;
+/**
+ * Once registered, the trainer's inference server must answer on the run's inference port within
+ * this time; the environment would otherwise wait on it for ever (the upstream trainer runs on
+ * without its server when the port is taken).
+ */
+export const INFERENCE_GRACE_MS = 15_000;
+
+/** The API answered GET / and was running before and after the probe. */
+export function apiReadiness(facts: { answers: boolean; running: boolean }): Readiness {
+  return facts.answers && facts.running ? 'ready' : 'waiting';
+}
+
+export function trainerReadiness(facts: { registered: boolean; inferenceAnswers: boolean; registeredForMs: number; inferencePort: number }): Readiness {
+  if (!facts.registered) return 'waiting';
+  if (facts.inferenceAnswers) return 'ready';
+  if (facts.registeredForMs < INFERENCE_GRACE_MS) return 'waiting';
+  return {
+    status: 'failed',
+    error: `The trainer registered with the Atropos API but its inference server does not answer GET /health on port ${facts.inferencePort}, so the environment could never sample. Either another process took port ${facts.inferencePort} before the trainer bound it (the trainer trains on without its server then), or this checkout's trainer does not start its server through uvicorn.run, which the server moves to the run's port (python/run_trainer.py): the trainer log says which port it used. Free the port and start again; for such a checkout set RL_INFERENCE_PORT to the port its trainer uses and run one run at a time.`,
+    error_process: 'trainer',
+  };
+}
+
+export function envReadiness(facts: { state: ProcessState; aliveMs: number; dataFlowing: boolean }): Readiness {
+  // An environment that already exited without failing the run (exit 0) has done its work.
+  if (facts.state === 'exited') return 'ready';
+  return facts.state === 'running' && (facts.aliveMs >= ENV_SETTLE_MS || facts.dataFlowing) ? 'ready' : 'waiting';
+}
+
+export function stageTimedOut(stage: RunProcess, timeoutS: number): Verdict {
+  return {
+    status: 'failed',
+    error: `Start-up stage '${stage}' timed out after ${timeoutS} s (${STAGE_GOAL[stage]}). The ${stage} log tail shows where it got to; the deadline is set by RL_${stage.toUpperCase()}_READY_TIMEOUT_SECONDS.`,
+    error_process: stage,
+  };
+}
+
+/** A failure during start-up names the stage it happened in. */
+export function atStage(stage: RunProcess, verdict: Verdict): Verdict {
+  return verdict.status === 'failed' ? { ...verdict, error: `Start-up failed at stage '${stage}' (${STAGE_GOAL[stage]}): ${verdict.error}` } : verdict;
+}

@@ -1,0 +1,349 @@
+/**
+ * Training runs: starting them, answering about them, stopping
+ * them. The registry on disk is the truth, shared by every server on the host; this server
+ * supervises the runs whose lock it holds, adopts runs whose supervisor is gone (at start-up,
+ * then by a light poll of the registry, so a run another server started is taken over when that
+ * server goes), and only reads the rest.
+ */
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { RUN_FILES, RUN_PROCESSES, runIndexPath, startLockPath } from '../../core/files/home.js';
+import type { CoreServices } from '../../core/services.js';
+import { delay, waitAtMost } from '../../core/wait.js';
+import type { StartedRun, StatusReport, StopAnswer } from './answers.js';
+import { runChildEnvironments } from './supervision/childEnvironments.js';
+import { FileLock } from './registry/fileLock.js';
+import { preflight } from './supervision/preflight.js';
+import { isSameProcess } from './supervision/processTable.js';
+import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
+import { initialRecord, isActive, isDamaged, newRunId, observedProgress, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
+import { buildRunConfig, checkpointDir, type RunConfig, type RunNames, type RunPlacement, type RunSelection, writeRunConfig } from './atropos/runConfig.js';
+import { choosePlacement, refuseAtLimit, refuseHardCodedPort } from './placement/host.js';
+import { RUN_TRAINER_SCRIPT } from '../../core/files/paths.js';
+import type { Installation } from './supervision/preflight.js';
+import { RunStore } from './registry/store.js';
+import { RunSupervisor, TICK_MS } from './supervision/supervisor.js';
+import { describeRun } from './view.js';
+import { assessHealth, type HealthPolicy } from './watching/health.js';
+import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
+import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/runIndex.js';
+import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
+import { estimateConfig, estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
+
+/** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
+const FOLLOW_MS = 2_000;
+/** rl_stop_training waits this long for the stop to finish before answering `stopping`. */
+const STOP_ANSWER_WAIT_MS = 20_000;
+const START_LOCK_TIMEOUT_MS = 5_000;
+
+const anyAlive = (processes: RecordedProcess[]): boolean => processes.some((p) => isSameProcess(p.pid, p.start_time));
+
+export class RunManager {
+  private readonly store: RunStore;
+  /** What listings and the registry scan know of every run, parsed again only when run.json changed. */
+  private readonly index: RunIndex;
+  private readonly supervisors = new Map<string, RunSupervisor>();
+  /** Start requests of this server, one at a time (a second one must see the first run). */
+  private starting: Promise<unknown> = Promise.resolve();
+  private follow?: NodeJS.Timeout;
+  /** Some active run is supervised by another server: the registry is rescanned on every follow tick. */
+  private activeRunsSupervisedElsewhere = false;
+  /** The runs root's mtime at the last scan: a run created by another server changes it. */
+  private scannedRootMtime = -1;
+  private closed = false;
+
+  constructor(private readonly core: CoreServices) {
+    this.store = new RunStore(core.settings.home);
+    this.index = new RunIndex(this.store, runIndexPath(core.settings.home), this.healthPolicy, core.logger);
+    this.reconcile();
+  }
+
+  /** Starts a run of `selection`: refusals first, then the record, then start-up in the background. */
+  start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
+    const run = this.starting.then(() => this.startNow(selection, signal));
+    this.starting = run.catch(() => undefined);
+    return run;
+  }
+
+  /** What a run of `selection` would cost, and the refusal a start would meet over the budgets (checked again under the start lock). */
+  estimate(selection: RunSelection): SelectionEstimate {
+    return estimateSelection(this.core.settings, selection, this.activeRuns());
+  }
+
+  /** The run's registry entry; UserError `Run '<id>' not found` (where to look instead) with the active runs. */
+  get(runId: string): RegistryEntry {
+    const entry = this.store.read(runId);
+    if (entry === undefined) throw this.notFound(runId);
+    return entry;
+  }
+
+  /** Every run in the registry, newest first. */
+  list(): RegistryEntry[] {
+    return this.store.list();
+  }
+
+  /** rl_list_runs: one page of runs, newest first, from the run index. */
+  listRuns(query: RunQuery): RunPage {
+    return listRuns(this.index, query, Date.now());
+  }
+
+  /** How health is judged: RL_STALL_SECONDS. */
+  get healthPolicy(): HealthPolicy {
+    return { stallSeconds: this.core.settings.stall.seconds };
+  }
+
+  /** True when this server supervises the run (others only read it). */
+  supervises(runId: string): boolean {
+    return this.supervisors.has(runId);
+  }
+
+  /**
+   * rl_check_status: the full view with the record it was built from, or inside the run's window
+   * the rate-limited answer with the current status. run.json is read once (under its write
+   * lock), again only when an orphaned run has just been adopted.
+   */
+  async status(runId: string): Promise<StatusReport> {
+    // Decided and stamped under the run's write lock: two servers asked at the same moment give
+    // one full answer between them, not two.
+    let window = { limited: false } as WindowDecision;
+    const entry = this.store.tryUpdate(runId, (r) => {
+      window = statusWindow(r, this.core.settings.statusMinIntervalSeconds, Date.now());
+      if (window.limited) return false;
+      r.last_full_check_at = new Date().toISOString();
+    });
+    if (entry === undefined) throw this.notFound(runId);
+    if (isDamaged(entry)) return { answer: { run_id: runId, status: 'unknown', error: entry.damaged } };
+    let record = entry;
+    // An active run nobody supervises any more is taken over before it is reported: adoption
+    // records the processes that died unseen.
+    if (isActive(record.status) && !this.supervises(runId) && this.adopt(runId)) record = this.store.update(runId, () => false);
+    if (window.limited) {
+      const health = assessHealth(record, Date.now(), this.healthPolicy);
+      const progress = observedProgress(record);
+      const cost = runCost(record);
+      const limited = { rate_limited: true as const, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: record.status, phase: record.phase, health };
+      return { answer: { ...limited, ...(progress ? { progress } : {}), ...(cost ? { cost } : {}) } };
+    }
+    return { answer: await describeRun(record, this.core.redactor, this.healthPolicy), record };
+  }
+
+  /** The run for a polling reader (the dashboard): never stamps the status rate limit. An unsupervised
+   *  active run is adopted first, as rl_check_status does: otherwise nothing would move it. */
+  current(runId: string): RegistryEntry {
+    const entry = this.get(runId);
+    if (isDamaged(entry) || !isActive(entry.status) || this.supervises(runId) || !this.adopt(runId)) return entry;
+    return this.get(runId);
+  }
+
+  /** rl_stop_training: idempotent; waits a while for the processes to go, never blocks other calls. */
+  async stop(runId: string, signal?: AbortSignal): Promise<StopAnswer> {
+    const entry = this.get(runId);
+    if (isDamaged(entry)) {
+      throw new UserError(`Run '${runId}' cannot be stopped: ${entry.damaged}. Its process ids are unknown; look for its processes by the run's config path (${join(this.store.dir(runId), RUN_FILES.config)}).`, {
+        run_id: runId,
+        status: 'unknown',
+      });
+    }
+    if (!isActive(entry.status)) return { message: `Run '${runId}' is not running (status: ${entry.status})`, run_id: runId, status: entry.status };
+    const supervisor = this.supervisors.get(runId) ?? (this.adopt(runId) ? this.supervisors.get(runId) : undefined);
+    if (supervisor) {
+      await waitAtMost(supervisor.stop(), STOP_ANSWER_WAIT_MS, signal);
+    } else {
+      // Another live server supervises the run: ask it, and watch the registry for the result.
+      writeFileSync(join(this.store.dir(runId), RUN_FILES.stopRequest), JSON.stringify({ pid: process.pid, at: new Date().toISOString() }));
+      const deadline = Date.now() + STOP_ANSWER_WAIT_MS;
+      while (Date.now() < deadline && !signal?.aborted && isActive(this.currentStatus(runId))) {
+        await delay(TICK_MS / 5, signal);
+      }
+    }
+    const status = this.currentStatus(runId);
+    if (status === 'stopped') return { message: `Stopped training run '${runId}'`, run_id: runId, status };
+    if (status === 'stopping' || status === 'starting' || status === 'running') {
+      return {
+        message: `Stopping training run '${runId}': processes that ignore SIGTERM are killed after ${this.core.settings.stopGraceSeconds} s each. Check with rl_check_status('${runId}').`,
+        run_id: runId,
+        status,
+      };
+    }
+    return { message: `Run '${runId}' ended (status: ${status}) before the stop took effect`, run_id: runId, status };
+  }
+
+  /**
+   * rl_wait_for_run: waits until the run is running, made one more step, or ended; reads run.json
+   * only, so the status rate limit is left alone. An unsupervised active run is adopted first, as
+   * rl_check_status does: otherwise nothing would move it.
+   */
+  waitFor(runId: string, request: WaitRequest): Promise<WaitAnswer> {
+    const entry = this.get(runId);
+    if (!isDamaged(entry) && isActive(entry.status)) this.adopt(runId);
+    const subject = { runId, recordPath: join(this.store.dir(runId), RUN_FILES.record), read: () => this.store.read(runId), policy: this.healthPolicy, logger: this.core.logger };
+    return waitForRun(subject, request);
+  }
+
+  /** Server shutdown: flush and let go of every run (stopping them only with RL_STOP_RUNS_ON_EXIT=1). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.follow);
+    this.index.save();
+    await Promise.all([...this.supervisors.values()].map((s) => (this.core.settings.stopRunsOnExit ? s.stopForExit() : s.detach())));
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private notFound(runId: string): UserError {
+    return new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { active_runs: this.activeRuns().map((r) => r.run_id) });
+  }
+
+  private currentStatus(runId: string): RunStatus {
+    return this.store.read(runId)?.status ?? 'unknown';
+  }
+
+  /** The active runs, newest first: found through the index (no parse of ended runs), then read fresh. */
+  activeRuns(): RunRecord[] {
+    this.index.refresh();
+    return this.index.runs().flatMap((run) => {
+      if (!isActive(run.status)) return [];
+      const entry = this.store.read(run.run_id);
+      return entry !== undefined && !isDamaged(entry) && isActive(entry.status) ? [entry] : [];
+    });
+  }
+
+  private async startNow(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
+    const { settings } = this.core;
+    refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
+    let runId = newRunId();
+    while (this.store.exists(runId)) runId = newRunId();
+    const dir = this.store.dir(runId);
+    // Checked with the first run's ports; the placement is settled under the start lock below.
+    const others = this.activeRuns();
+    const provisional = { ports: { api: settings.apiPort, inference: settings.inferencePort }, checkpointDir: checkpointDir(settings, dir, runId) };
+    const install = await preflight(settings, selection, buildRunConfig(settings, selection, runId, provisional).config.env, others.length > 0, signal);
+
+    // Servers sharing RL_HOME: the active-run checks, the choice of ports and the creation must not interleave.
+    this.store.ensureRoot();
+    const startLock = new FileLock(startLockPath(settings.home));
+    startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
+    try {
+      const active = this.activeRuns();
+      refuseAtLimit(active, settings.maxConcurrentRuns);
+      refuseHardCodedPort(selection.environment.file_path, active);
+      const placement = await choosePlacement(settings, active, dir, runId);
+      const { config, names } = buildRunConfig(settings, selection, runId, placement);
+      const estimate = estimateConfig(settings, config, selection.environment.name);
+      refuseOverBudget(settings, estimate, active);
+      const record = { ...this.newRecord(runId, selection, names, placement, install), cost: planFor(settings, estimate) };
+      const lock = this.create(record, config);
+      this.core.logger.info({ run_id: runId, environment: record.environment, ports: record.ports }, 'run starting');
+      this.supervise(record, lock).begin();
+      return { record, config, estimate };
+    } finally {
+      startLock.release();
+    }
+  }
+
+  private newRecord(runId: string, selection: RunSelection, names: RunNames, placement: RunPlacement, install: Installation): RunRecord {
+    const { settings } = this.core;
+    const dir = this.store.dir(runId);
+    const configPath = join(dir, RUN_FILES.config);
+    const { api, inference } = placement.ports;
+    return initialRecord({
+      runId,
+      selection,
+      names,
+      configPath,
+      logs: { api: this.store.logPath(runId, 'api'), trainer: this.store.logPath(runId, 'trainer'), env: this.store.logPath(runId, 'env') },
+      ports: placement.ports,
+      commands: {
+        api: [install.runApi, '--host', '127.0.0.1', '--port', String(api)],
+        trainer: [settings.python, RUN_TRAINER_SCRIPT, '--port', String(inference), install.launchTraining, '--config', configPath],
+        env: [settings.python, selection.environment.file_path, 'serve', '--config', configPath],
+      },
+      cwds: { trainer: join(dir, RUN_FILES.trainerDir) },
+    });
+  }
+
+  /** Creates the run directory and its files; the supervisor lock is held before run.json exists. */
+  private create(record: RunRecord, config: RunConfig): FileLock {
+    const dir = this.store.dir(record.run_id);
+    let lock: FileLock | undefined;
+    this.store.create(record, () => {
+      // Taken before run.json exists, so no other server can adopt the run before we supervise it.
+      lock = new FileLock(this.store.supervisorLockPath(record.run_id));
+      if (!lock.tryAcquire()) throw new Error(`cannot lock the new run directory ${dir}`);
+      writeRunConfig(record.config_path, config, record.run_id, this.core.redactor);
+      mkdirSync(join(dir, RUN_FILES.trainerDir));
+      for (const name of RUN_PROCESSES) writeFileSync(record.logs[name], '', { flag: 'a' });
+    });
+    return lock!;
+  }
+
+  private supervise(record: RunRecord, lock: FileLock): RunSupervisor {
+    const supervisor = new RunSupervisor(
+      {
+        settings: this.core.settings,
+        logger: this.core.logger,
+        redactor: this.core.redactor,
+        store: this.store,
+        lock,
+        childEnvs: runChildEnvironments(this.core.settings, record.use_wandb),
+        onReleased: (runId) => this.supervisors.delete(runId),
+        othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),
+      },
+      record,
+    );
+    this.supervisors.set(record.run_id, supervisor);
+    return supervisor;
+  }
+
+  /**
+   * Takes over a run whose supervisor is gone (lock free or stale) when it is active or still has
+   * live processes. True when this server supervises it afterwards.
+   */
+  private adopt(runId: string): boolean {
+    if (this.supervisors.has(runId)) return true;
+    if (this.closed) return false;
+    const lock = new FileLock(this.store.supervisorLockPath(runId));
+    if (!lock.tryAcquire()) return false;
+    const entry = this.store.read(runId);
+    if (entry === undefined || isDamaged(entry) || (!isActive(entry.status) && !anyAlive(recordedProcesses(entry)))) {
+      lock.release();
+      return false;
+    }
+    this.supervise(entry, lock).adopt();
+    return true;
+  }
+
+  /**
+   * At start, then every FOLLOW_MS: adopt every run left active (or with live processes) whose
+   * supervisor is gone. Between scans only the runs root is stat'ed, unless another server
+   * supervises an active run (it may exit at any time) or a run was created since the last scan.
+   * Scans go through the run index: only new runs and those that may still change are read.
+   */
+  private reconcile(): void {
+    this.scanRegistry(true);
+    this.follow = setInterval(() => {
+      try {
+        this.scanRegistry(false);
+      } catch (err) {
+        // A timer must not crash the server (RL_HOME unreadable for a moment, disk full): try again next tick.
+        this.core.logger.error({ err }, 'cannot scan the run registry');
+      }
+    }, FOLLOW_MS);
+    this.follow.unref();
+  }
+
+  private scanRegistry(initial: boolean): void {
+    if (this.closed) return;
+    const mtime = statSync(this.store.root, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    if (!initial && !this.activeRunsSupervisedElsewhere && mtime === this.scannedRootMtime) return;
+    this.scannedRootMtime = mtime;
+    let supervisedElsewhere = false;
+    this.index.refresh();
+    for (const run of this.index.runs()) {
+      const active = isActive(run.status);
+      if ((active || (initial && anyAlive(run.running))) && !this.adopt(run.run_id) && active) supervisedElsewhere = true;
+    }
+    this.activeRunsSupervisedElsewhere = supervisedElsewhere;
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * A run's record, RL_HOME/runs/<run_id>/run.json: its shape, the vocabulary of run states, and the
+ * one parser every reader uses (the registry, the resources, the listings), so a record is usable
+ * or damaged for all of them alike.
+ */
+import { randomBytes } from 'node:crypto';
+import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
+import type { EnvLogSignals } from '../atropos/logSignals.js';
+import type { CostPlan } from '../../cost/spend.js';
+import type { BatchTokens } from '../atropos/batchTokens.js';
+import type { RunNames } from '../atropos/runConfig.js';
+
+/** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
+export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const ACTIVE_STATUSES: readonly RunStatus[] = ['starting', 'running', 'stopping'];
+export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'stopped'];
+export const isActive = (status: RunStatus): boolean => ACTIVE_STATUSES.includes(status);
+export const isEnded = (status: RunStatus): boolean => ENDED_STATUSES.includes(status);
+
+/**
+ * Where a run is within its status: which start-up stage; once running, `waiting_for_data` until
+ * data first reaches the Atropos API, then `training`; stopping; done.
+ */
+export type RunPhase = 'starting_api' | 'starting_trainer' | 'starting_env' | 'waiting_for_data' | 'training' | 'stopping' | 'done';
+
+export type ProcessState = 'not_started' | 'running' | 'exited';
+
+export interface ProcessRecord {
+  state: ProcessState;
+  pid: number | null;
+  /** Process group id (= pid: each child leads its own group). */
+  pgid: number | null;
+  /** The OS start time of `pid`, so a reused pid is never mistaken for this process. */
+  start_time: string | null;
+  /** argv (never holds a secret). */
+  command: string[];
+  /** Where it runs when not the checkout root (the trainer: its run's own directory). */
+  cwd?: string;
+  started_at: string | null;
+  ended_at: string | null;
+  /** null while running, when killed by a signal, or when an adopted process ended unseen. */
+  exit_code: number | null;
+  signal: string | null;
+}
+
+export interface RunRecord {
+  version: 1;
+  run_id: string;
+  environment: string;
+  environment_file: string;
+  status: Exclude<RunStatus, 'unknown'>;
+  phase: RunPhase;
+  /** When the current phase began: start-up stage deadlines count from here, across restarts. */
+  phase_started_at: string;
+  created_at: string;
+  /** When rl_start_training was called (= created_at; listed by rl_list_runs). */
+  started_at: string;
+  /** When the run reached `running`. */
+  running_at?: string;
+  ended_at?: string;
+  wandb_project: string;
+  /** tinker.wandb_run_name = <env>-<run_id>. */
+  wandb_run_name: string;
+  /** The trainer's actual W&B run name: <wandb_run_name>-trainer-<wandb_run_suffix>. */
+  trainer_wandb_run_name: string;
+  wandb_run_suffix: string;
+  /** = run_id: the trainer and the environment W&B runs share it. */
+  wandb_group: string;
+  /** env.wandb_name (the environment's W&B prefix). */
+  wandb_name: string;
+  use_wandb: boolean;
+  config_path: string;
+  logs: Record<RunProcess, string>;
+  ports: { api: number; inference: number };
+  processes: Record<RunProcess, ProcessRecord>;
+  error?: string;
+  /** The first meaningful line of the failed process's log (what `error` quotes as its cause). */
+  error_cause?: string;
+  /** The process whose log explains `error`. */
+  error_process?: RunProcess;
+  /** Things worth knowing that are not errors (e.g. the environment finished its data). */
+  notes?: string[];
+  stop_requested_at?: string;
+  observed?: RunObservations;
+  /** The cost estimate at start (an estimate: its figures say from what); spend is counted from it. */
+  cost?: CostPlan;
+  /** Status rate limit: when the last full rl_check_status answer was given. */
+  last_full_check_at?: string;
+}
+
+/**
+ * What the supervisor has seen of a run's progress, kept in run.json so that every server (and a
+ * status check that reads nothing else) can judge the run's health from it.
+ */
+export interface RunObservations {
+  /** When the supervisor last looked. */
+  observed_at: string;
+  /** Trainer steps completed (its `Step k complete` lines), and when that count last rose. */
+  steps_completed: number;
+  step_completed_at?: string;
+  total_steps?: number;
+  /** Sequences the trainer trained in its completed steps (`Got N Datum objects`), when it printed them. */
+  sequences_trained?: number;
+  /** Tokens of the batches the trainer took (its temp.json), as far as the supervisor saw them. */
+  batch_tokens?: BatchTokens;
+  /** The trainer's latest `Reward/mean` values (oldest first) and last `Loss`; non-finite ones as "NaN"/"Infinity". */
+  recent_rewards?: (number | string)[];
+  last_loss?: number | string;
+  /** The Atropos API's `/status`: groups queued and batches handed to the trainer. */
+  queue_size?: number;
+  batches_taken?: number;
+  /** When data first reached the API, and when either count above last rose. */
+  data_first_at?: string;
+  data_last_at?: string;
+  env?: EnvLogSignals;
+}
+
+/** A run directory whose run.json cannot be used: reported as `unknown`, never fatal. */
+export interface DamagedRun {
+  run_id: string;
+  status: 'unknown';
+  damaged: string;
+  created_at?: string;
+}
+
+export type RegistryEntry = RunRecord | DamagedRun;
+export const isDamaged = (entry: RegistryEntry): entry is DamagedRun => 'damaged' in entry;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Why `value` is not a usable record of run `runId`, or undefined when it is. */
+function defect(value: unknown, runId: string): string | undefined {
+  if (!isObject(value)) return 'run.json does not hold a JSON object';
+  if (value.run_id !== runId) return `run.json names run ${JSON.stringify(value.run_id)}, not ${runId}`;
+  const status = value.status as RunStatus;
+  if (!isActive(status) && !isEnded(status)) return `run.json has no valid status (${JSON.stringify(value.status)})`;
+  if (typeof value.environment !== 'string' || typeof value.created_at !== 'string') return 'run.json lacks environment or created_at';
+  const { processes, logs } = value;
+  if (!isObject(processes) || !isObject(logs)) return 'run.json lacks processes or logs';
+  for (const name of RUN_PROCESSES) {
+    const p = processes[name];
+    if (!isObject(p) || typeof p.state !== 'string' || typeof logs[name] !== 'string') return `run.json lacks the ${name} process`;
+  }
+  return undefined;
+}
+
+/** The text of run `runId`'s run.json as a record, or as a DamagedRun saying why it cannot be used; never throws. */
+export function parseRunRecord(text: string, runId: string): RegistryEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return damagedRun(runId, `run.json is not valid JSON (${(err as Error).message})`);
+  }
+  const problem = defect(value, runId);
+  return problem ? damagedRun(runId, problem) : (value as RunRecord);
+}
+
+export function damagedRun(runId: string, reason: string, createdAt?: string): DamagedRun {
+  return { run_id: runId, status: 'unknown', damaged: reason, ...(createdAt !== undefined ? { created_at: createdAt } : {}) };
+}
+
+/** Trainer steps completed out of the total, as the watchdog last saw them; undefined before it saw a total. */
+export function observedProgress(record: RunRecord): { step: number; total_steps: number } | undefined {
+  const total = record.observed?.total_steps;
+  return total === undefined ? undefined : { step: record.observed?.steps_completed ?? 0, total_steps: total };
+}
+
+export function newRunId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+export function emptyProcess(command: string[], cwd?: string): ProcessRecord {
+  return { state: 'not_started', pid: null, pgid: null, start_time: null, command, ...(cwd !== undefined ? { cwd } : {}), started_at: null, ended_at: null, exit_code: null, signal: null };
+}
+
+export interface NewRun {
+  runId: string;
+  selection: { environment: { name: string; file_path: string } };
+  names: RunNames;
+  configPath: string;
+  logs: Record<RunProcess, string>;
+  ports: RunRecord['ports'];
+  /** argv of each process (never holds a secret). */
+  commands: Record<RunProcess, string[]>;
+  /** Working directories other than the checkout root. */
+  cwds?: Partial<Record<RunProcess, string>>;
+}
+
+/** The first record of a run, before anything is spawned: `starting`, at the API stage. */
+export function initialRecord(run: NewRun): RunRecord {
+  const created = new Date().toISOString();
+  const { names } = run;
+  return {
+    version: 1,
+    run_id: run.runId,
+    environment: run.selection.environment.name,
+    environment_file: run.selection.environment.file_path,
+    status: 'starting',
+    phase: 'starting_api',
+    phase_started_at: created,
+    created_at: created,
+    started_at: created,
+    wandb_project: names.wandb_project,
+    wandb_run_name: names.wandb_run_name,
+    trainer_wandb_run_name: names.trainer_wandb_run_name,
+    wandb_run_suffix: names.wandb_run_suffix,
+    wandb_group: names.wandb_group,
+    wandb_name: names.wandb_name,
+    use_wandb: names.use_wandb,
+    config_path: run.configPath,
+    logs: run.logs,
+    ports: run.ports,
+    processes: {
+      api: emptyProcess(run.commands.api, run.cwds?.api),
+      trainer: emptyProcess(run.commands.trainer, run.cwds?.trainer),
+      env: emptyProcess(run.commands.env, run.cwds?.env),
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The run registry on disk: one directory per run under RL_HOME/runs, its run.json replaced
+ * atomically (temp file, fsync, rename) so a reader never sees half a record. Every server
+ * sharing RL_HOME writes through `update`, a read-modify-write under a short lock file, so the
+ * supervisor's status changes and another server's rate-limit stamp never overwrite each other.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeAtomically } from '../../../core/files/atomicFile.js';
+import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
+import { FileLock } from './fileLock.js';
+import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
+
+/** The guarded section is a read and a rename: anything longer means a stuck holder. */
+const WRITE_LOCK_TIMEOUT_MS = 5_000;
+
+export class RunStore {
+  /** RL_HOME/runs */
+  readonly root: string;
+
+  constructor(home: string) {
+    this.root = runsRoot(home);
+  }
+
+  dir(runId: string): string {
+    return join(this.root, runId);
+  }
+
+  /** The lock naming the one server that supervises the run. */
+  supervisorLockPath(runId: string): string {
+    return join(this.dir(runId), RUN_FILES.supervisorLock);
+  }
+
+  ensureRoot(): void {
+    mkdirSync(this.root, { recursive: true });
+  }
+
+  logPath(runId: string, process: RunProcess): string {
+    return join(this.dir(runId), runLogFile(process));
+  }
+
+  /**
+   * Creates the run directory (failing if the id is taken), lets `prepare` fill it, then writes
+   * the first run.json: the record is the commit point. A failed `prepare` leaves nothing behind.
+   */
+  create(record: RunRecord, prepare: (dir: string) => void = () => undefined): void {
+    const dir = this.dir(record.run_id);
+    this.ensureRoot();
+    mkdirSync(dir);
+    try {
+      prepare(dir);
+      writeAtomically(join(dir, RUN_FILES.record), JSON.stringify(record, null, 1));
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  exists(runId: string): boolean {
+    return statSync(this.dir(runId), { throwIfNoEntry: false })?.isDirectory() === true;
+  }
+
+  ids(): string[] {
+    try {
+      return readdirSync(this.root, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && RUN_ID_PATTERN.test(e.name))
+        .map((e) => e.name);
+    } catch {
+      return [];
+    }
+  }
+
+  /** The run's record, a DamagedRun when run.json cannot be used, undefined when there is no such run. */
+  read(runId: string): RegistryEntry | undefined {
+    if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
+    let text: string;
+    try {
+      text = readFileSync(join(this.dir(runId), RUN_FILES.record), 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return this.damaged(runId, code === 'ENOENT' ? 'run.json is missing' : `run.json cannot be read (${code})`);
+    }
+    const entry = parseRunRecord(text, runId);
+    return isDamaged(entry) ? this.damaged(runId, entry.damaged) : entry;
+  }
+
+  /** Every run, newest first. */
+  list(): RegistryEntry[] {
+    const created = (e: RegistryEntry): number => Date.parse(e.created_at ?? '') || 0;
+    return this.ids()
+      .map((id) => this.read(id))
+      .filter((e): e is RegistryEntry => e !== undefined)
+      .sort((a, b) => created(b) - created(a) || a.run_id.localeCompare(b.run_id));
+  }
+
+  /**
+   * Applies `mutate` to the current run.json and writes the result atomically, under the run's
+   * write lock. `mutate` may return false to skip the write. Throws when the run is missing or damaged.
+   */
+  update(runId: string, mutate: (record: RunRecord) => boolean | void): RunRecord {
+    const entry = this.tryUpdate(runId, mutate);
+    if (entry === undefined) throw new Error(`run ${runId} does not exist`);
+    if (isDamaged(entry)) throw new Error(`run ${runId} cannot be updated: ${entry.damaged}`);
+    return entry;
+  }
+
+  /** update(), answering undefined for a missing run and a damaged one as it is (nothing written). */
+  tryUpdate(runId: string, mutate: (record: RunRecord) => boolean | void): RegistryEntry | undefined {
+    if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
+    const lock = new FileLock(join(this.dir(runId), recordLockFile));
+    lock.acquireBlocking(WRITE_LOCK_TIMEOUT_MS);
+    try {
+      const entry = this.read(runId);
+      if (entry !== undefined && !isDamaged(entry) && mutate(entry) !== false) writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1));
+      return entry;
+    } finally {
+      lock.release();
+    }
+  }
+
+  /** A damaged run is dated by its directory's time, the only date it still has. */
+  private damaged(runId: string, reason: string): DamagedRun {
+    return damagedRun(runId, reason, statSync(this.dir(runId), { throwIfNoEntry: false })?.mtime.toISOString());
+  }
+}

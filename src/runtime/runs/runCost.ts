@@ -1,0 +1,152 @@
+/**
+ * A run's cost, from the runs side: the estimate of a run config (its shape, its base model's
+ * price, its environment's measured rollout lengths), the budget checks of a start against the
+ * active runs, and what status answers and listings say of a run's spend (docs/architecture.md,
+ * "Cost and budgets").
+ */
+import type { JsonValue } from '../../core/json.js';
+import type { Settings } from '../../core/settings.js';
+import { budgetReached, budgetRefusal, totalBudgetReached } from '../cost/budget.js';
+import { estimateRun, type LengthsInfo, type RunEstimate, type RunShape } from '../cost/estimate.js';
+import { poolLengths } from '../cost/lengths.js';
+import { trainedModel } from '../cost/model.js';
+import { measuredRollouts } from '../cost/lengthStore.js';
+import { planOf, spendOf, type CostPlan } from '../cost/spend.js';
+import { DEFAULT_BATCH_SIZE } from '../config/selection.js';
+import type { RunRecord } from './registry/record.js';
+import { UserError } from '../../core/errors.js';
+import { buildRunConfig, type RunConfig, type RunSelection } from './atropos/runConfig.js';
+
+/** tinker-atropos' defaults for what a config may leave unset. */
+const DEFAULTS = { batch_size: DEFAULT_BATCH_SIZE, group_size: 16, max_token_length: 256, total_steps: 50 } as const;
+
+const positive = (v: JsonValue | undefined): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
+
+function shapeOf(config: RunConfig): { shape: RunShape; unknown: string[] } {
+  const unknown: string[] = [];
+  const value = (field: keyof typeof DEFAULTS): number => {
+    const v = positive(config.env[field]);
+    if (v !== undefined) return v;
+    unknown.push(`${field} is not set in the config: tinker-atropos' default ${DEFAULTS[field]} is assumed`);
+    return DEFAULTS[field];
+  };
+  const shape = { model: trainedModel(config), total_steps: value('total_steps'), batch_size: value('batch_size'), group_size: value('group_size'), max_token_length: value('max_token_length') };
+  return { shape, unknown };
+}
+
+/** Last path part, lower case: `qwen/qwen3-8b` (OpenRouter) matches `Qwen/Qwen3-8B` (Tinker). */
+const sameModel = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase() || a.toLowerCase().split('/').pop() === b.toLowerCase().split('/').pop();
+
+/** The measured lengths an estimate of `model` uses: the tested model that is the trained one, else all tested models pooled. */
+export function lengthsFor(home: string, environment: string, model: string): LengthsInfo | undefined {
+  const measured = measuredRollouts(home, environment);
+  if (measured === undefined) return undefined;
+  const ids = Object.keys(measured.models);
+  const same = ids.find((id) => sameModel(id, model));
+  const lengths = same !== undefined ? measured.models[same] : poolLengths(ids.map((id) => measured.models[id]!));
+  if (lengths === undefined) return undefined;
+  const models = same ?? (ids.length === 1 ? ids[0]! : `${ids.length} models pooled (none is ${model})`);
+  return { lengths, test_id: measured.test_id, measured_at: measured.measured_at, models };
+}
+
+export function estimateConfig(settings: Settings, config: RunConfig, environment: string): RunEstimate {
+  const { shape, unknown } = shapeOf(config);
+  return estimateRun(shape, settings.cost.prices[shape.model], lengthsFor(settings.home, environment, shape.model), unknown);
+}
+
+export interface SelectionEstimate {
+  estimate: RunEstimate;
+  /** Why a start would be refused over the budgets now. */
+  refusal?: UserError;
+}
+
+/** The estimate of a run of `selection` before it starts (the config as a start would build it), and the budget check against `active`. */
+export function estimateSelection(settings: Settings, selection: RunSelection, active: readonly RunRecord[]): SelectionEstimate {
+  const placement = { ports: { api: settings.apiPort, inference: settings.inferencePort }, checkpointDir: '' };
+  const estimate = estimateConfig(settings, buildRunConfig(settings, selection, 'estimate', placement).config, selection.environment.name);
+  try {
+    refuseOverBudget(settings, estimate, active);
+    return { estimate };
+  } catch (err) {
+    if (err instanceof UserError) return { estimate, refusal: err };
+    throw err;
+  }
+}
+
+/** What an active run is counted for against RL_MAX_TOTAL_COST_USD: its total estimate, or its spend when more. */
+function committed(record: RunRecord): number {
+  const plan = record.cost;
+  if (plan?.spend_scenario === undefined) return 0;
+  const total = plan.total_usd[plan.spend_scenario] ?? 0;
+  return Math.max(total, spendOfRecord(record)?.spent_usd ?? 0);
+}
+
+/** Throws the refusal of a start whose estimate does not fit the budgets left by `active`. */
+export function refuseOverBudget(settings: Settings, estimate: RunEstimate, active: readonly RunRecord[]): void {
+  const refusal = budgetRefusal(estimate, settings.cost, active.map((r) => ({ run_id: r.run_id, usd: committed(r) })));
+  if (refusal) throw refusal;
+}
+
+/** What the run's record keeps of its estimate: the rates and the lengths spend is counted with. */
+export function planFor(settings: Settings, estimate: RunEstimate): CostPlan {
+  const price = settings.cost.prices[estimate.shape.model];
+  const scenario = estimate.total_usd.expected ? estimate.lengths?.expected : estimate.lengths?.high;
+  return planOf(estimate, settings.cost.maxRunUsd, price, scenario);
+}
+
+function spendOfRecord(record: RunRecord): ReturnType<typeof spendOf> {
+  const o = record.observed;
+  return record.cost && spendOf(record.cost, { steps: o?.steps_completed ?? 0, sequences: o?.sequences_trained, batches: o?.batch_tokens, total_steps: o?.total_steps });
+}
+
+/** The `cost` of a status answer and of rl_get_results. */
+export interface RunCost {
+  estimate: true;
+  basis: string;
+  spent_usd?: number;
+  remaining_usd?: number;
+  total_usd: CostPlan['total_usd'];
+  budget_usd?: number;
+  unknown: string[];
+  price_source?: { source: string; date: string };
+}
+
+export function runCost(record: RunRecord): RunCost | undefined {
+  const plan = record.cost;
+  if (plan === undefined) return undefined;
+  const spend = spendOfRecord(record);
+  return {
+    estimate: true,
+    basis: spend?.basis ?? `estimate: no dollar figure (${plan.unknown[0] ?? 'no price'})`,
+    ...(spend ? { spent_usd: spend.spent_usd, remaining_usd: spend.remaining_usd } : {}),
+    total_usd: plan.total_usd,
+    ...(plan.budget_usd !== undefined ? { budget_usd: plan.budget_usd } : {}),
+    unknown: plan.unknown,
+    ...(plan.price ? { price_source: { source: plan.price.source, date: plan.price.as_of } } : {}),
+  };
+}
+
+export interface ListedCost {
+  spent_usd: number;
+  expected_total_usd: number;
+  basis: string;
+}
+
+/** What a listing says of a run's cost: spend and expected total, one basis. */
+export function listedCost(record: RunRecord): ListedCost | undefined {
+  const plan = record.cost;
+  const spend = spendOfRecord(record);
+  if (plan?.spend_scenario === undefined || spend === undefined) return undefined;
+  return { spent_usd: spend.spent_usd, expected_total_usd: plan.total_usd[plan.spend_scenario]!, basis: `estimate (${plan.spend_scenario} figures, price as of ${plan.price?.as_of ?? '?'})` };
+}
+
+/** Why the run must stop now: its spend reached its budget, or with `othersUsd` (the other active runs' spend) the total budget. */
+export function budgetStop(record: RunRecord, othersUsd: number, maxTotalUsd: number | undefined): string | undefined {
+  const spend = spendOfRecord(record);
+  return spend && (budgetReached(spend.spent_usd, record.cost?.budget_usd) ?? totalBudgetReached(spend.spent_usd, othersUsd, maxTotalUsd));
+}
+
+/** What the active runs other than `runId` spent so far, by their estimates. */
+export function spentByOthers(active: readonly RunRecord[], runId: string): number {
+  return active.reduce((sum, r) => sum + (r.run_id === runId ? 0 : (spendOfRecord(r)?.spent_usd ?? 0)), 0);
+}

@@ -1,0 +1,305 @@
+/**
+ * The supervisor of one run, living in the one server process that holds the run's lock. Its life
+ * is one state (lifecycle.ts) and each way a run can end has its own verb:
+ *
+ *   begin / adopt   a new run starts up; a run from the registry carries on where it was
+ *   conclude        an outcome is decided (outcome.ts): it is recorded, what is left is stopped
+ *   stop            a user (or another server) asks: env -> trainer -> API, then `stopped`
+ *   stopForExit     the server exits with RL_STOP_RUNS_ON_EXIT=1: the same, quickly
+ *   detach          the server exits otherwise: the run goes on, the next server adopts it
+ *
+ * Each ending lets go of the run (timers, watchers, the lock) as `ended` or `detached`; a lost
+ * lock detaches too (another server judged ours stale and supervises now).
+ *
+ * While the run trains it watches the exit events of its own children, a short poll for
+ * processes adopted from an earlier server, and the outcome rules (docs/architecture.md, "The
+ * life of a run").
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../../../core/logger.js';
+import { tailLines } from '../../../core/files/logTail.js';
+import type { SecretRedactor } from '../../../core/redact.js';
+import { RUN_FILES, RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
+import type { Settings } from '../../../core/settings.js';
+import type { FileLock } from '../registry/fileLock.js';
+import { firstCause } from '../atropos/logSignals.js';
+import { Lifecycle } from './lifecycle.js';
+import { judge, type Verdict } from '../atropos/outcome.js';
+import { Waker } from './polling.js';
+import { isSameProcess } from './processTable.js';
+import type { ExitInfo } from './processes.js';
+import type { RunRecord } from '../registry/record.js';
+import { StartUp } from './startup.js';
+import { stopProcesses } from './stopping.js';
+import type { RunStore } from '../registry/store.js';
+import { now, TrackedRun } from './trackedRun.js';
+import { Watchdog } from '../watching/watchdog.js';
+
+/** Adopted processes, lock ownership and stop requests from other servers are checked this often. */
+export const TICK_MS = 1_000;
+/** Shutdown with RL_STOP_RUNS_ON_EXIT: the server must be gone within about 2 s. */
+const EXIT_GRACE_MS = 1_000;
+/** At shutdown, a stop already under way gets this long to finish; the next server finishes it otherwise. */
+const CLOSE_WAIT_MS = 1_200;
+const LOG_TAIL_LINES = 20;
+/** How far up the failed process's log the first meaningful cause is looked for. */
+const CAUSE_SEARCH_LINES = 400;
+
+export interface SupervisorContext {
+  settings: Settings;
+  logger: Logger;
+  /** Errors quote log lines, which may quote a key: run.json and every answer get them redacted. */
+  redactor: SecretRedactor;
+  store: RunStore;
+  /** The run's supervisor lock, held by this server. */
+  lock: FileLock;
+  /** The environment of each child (allow-listed; keys only where needed). */
+  childEnvs: Record<RunProcess, Record<string, string>>;
+  /** Called once the supervisor has let go of the run and released its lock (`ended` or `detached`). */
+  onReleased(runId: string): void;
+  /** What the other active runs (any server's) spent so far, by their estimates. */
+  othersSpentUsd(runId: string): number;
+}
+
+export class RunSupervisor {
+  private readonly life: Lifecycle;
+  private readonly run: TrackedRun;
+  private readonly startUp: StartUp;
+  /** Work running in the background (start-up, verdicts, stops), so shutdown can wait for it. */
+  private readonly tasks = new Set<Promise<void>>();
+  private readonly waker = new Waker();
+  private readonly tick: NodeJS.Timeout;
+  private watchdog?: Watchdog;
+
+  constructor(
+    private readonly ctx: SupervisorContext,
+    record: RunRecord,
+  ) {
+    this.run = new TrackedRun(ctx.store, ctx.logger, record, (name, info) => this.onExit(name, info));
+    // A change of state ends any start-up wait at once: a start-up that is no longer wanted stops.
+    this.life = new Lifecycle((from, to) => {
+      ctx.logger.debug({ run_id: this.runId, from, to }, 'supervisor state');
+      this.waker.notify();
+    });
+    this.startUp = new StartUp(ctx, this.run, this.waker, () => this.life.state === 'starting');
+    this.tick = setInterval(() => this.onTick(), TICK_MS);
+    this.tick.unref();
+  }
+
+  get runId(): string {
+    return this.run.runId;
+  }
+
+  /** Start-up: of a new run (nothing spawned yet), or of an adopted one at the stage it reached. */
+  begin(): void {
+    this.life.change('starting');
+    void this.background(() => this.startRun());
+  }
+
+  /**
+   * A run found in the registry (a server restarted, or the supervising server went away):
+   * attach to its live processes, note the dead ones, and carry on from where it was.
+   */
+  adopt(): void {
+    const record = this.run.record;
+    for (const name of RUN_PROCESSES) {
+      const p = record.processes[name];
+      if (p.state !== 'running') continue;
+      if (p.pid !== null && isSameProcess(p.pid, p.start_time)) this.run.watchAdopted(name, TICK_MS);
+      else this.run.markExited(name, { exit_code: null, signal: null }, this.life.ongoing);
+    }
+    const { status } = this.run.record;
+    this.ctx.logger.info({ run_id: this.runId, status }, 'adopted run');
+    if (status === 'stopping' || this.stopRequested()) {
+      void this.stop();
+    } else if (status === 'starting') {
+      this.begin();
+    } else if (status === 'running') {
+      this.startWatching();
+      void this.background(() => this.evaluate());
+    } else {
+      // Ended while its processes lived on: the outcome stands, what is left is stopped.
+      this.life.change('concluding');
+      void this.background(() => this.stopLeftovers());
+    }
+  }
+
+  /** Stops the run (user request): env -> trainer -> API, then `stopped`. Idempotent; resolves once let go. */
+  stop(): Promise<void> {
+    if (this.life.can('stopping')) this.beginStopping(this.ctx.settings.stopGraceSeconds * 1000, false);
+    // Once an outcome is decided there is nothing to stop: its own clean-up is under way.
+    return this.life.state === 'stopping' ? this.life.done : Promise.resolve();
+  }
+
+  /** Server shutdown with RL_STOP_RUNS_ON_EXIT=1: stop the run quickly. */
+  async stopForExit(): Promise<void> {
+    if (this.life.can('stopping')) this.beginStopping(Math.min(EXIT_GRACE_MS, this.ctx.settings.stopGraceSeconds * 1000), true);
+    await this.awaitEndingUnderWay();
+  }
+
+  /** Server shutdown otherwise: the processes run on, and the next server adopts them (start-up resumes there too). */
+  async detach(): Promise<void> {
+    if (this.life.ongoing) this.letGo('detached');
+    else await this.awaitEndingUnderWay();
+  }
+
+  /** A stop or a conclusion under way gets a moment to finish; the next server finishes it otherwise. */
+  private async awaitEndingUnderWay(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.tasks), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
+    if (!this.life.over) this.letGo('detached');
+  }
+
+  /** Runs `work` in the background: tracked for shutdown, failures logged (never an unhandled rejection). */
+  private background(work: () => Promise<void>): Promise<void> {
+    const task = work().catch((err: unknown) => this.ctx.logger.error({ err, run_id: this.runId }, 'supervisor task failed'));
+    this.tasks.add(task);
+    void task.finally(() => this.tasks.delete(task));
+    return task;
+  }
+
+  // ---- starting and watching -----------------------------------------------------------------
+
+  private async startRun(): Promise<void> {
+    try {
+      const result = await this.startUp.proceed();
+      if (result === 'interrupted') return;
+      if (result !== 'ready') {
+        await this.conclude(result);
+        return;
+      }
+      const at = now();
+      this.run.update((r) => {
+        r.status = 'running';
+        // Training is confirmed by data reaching the API, which the watchdog looks for.
+        r.phase = 'waiting_for_data';
+        r.phase_started_at = at;
+        r.running_at = at;
+      });
+      this.startWatching();
+      this.ctx.logger.info({ run_id: this.runId }, 'run is running');
+      // Something may have exited while the last stage was being confirmed.
+      await this.evaluate();
+    } catch (err) {
+      if (!this.life.ongoing) return;
+      this.ctx.logger.error({ err, run_id: this.runId }, 'start-up failed');
+      await this.conclude({ status: 'failed', error: `Start-up failed: ${(err as Error).message}` });
+    }
+  }
+
+  /** The run trains: exits and the outcome rules are watched, and the watchdog looks for stalls. */
+  private startWatching(): void {
+    this.life.change('watching');
+    this.watchdog = new Watchdog(this.ctx, this.run, (verdict) => void this.background(() => this.conclude(verdict)));
+  }
+
+  private onExit(name: RunProcess, info: ExitInfo): void {
+    if (this.life.over) return;
+    try {
+      this.run.markExited(name, info, this.life.ongoing);
+    } catch (err) {
+      this.ctx.logger.error({ err, run_id: this.runId }, 'cannot record a process exit');
+    }
+    this.waker.notify();
+    if (this.life.state === 'watching') void this.background(() => this.evaluate());
+  }
+
+  private async evaluate(): Promise<void> {
+    if (this.life.state !== 'watching') return;
+    const verdict = await judge(this.run.record);
+    if (verdict) await this.conclude(verdict);
+  }
+
+  // ---- endings -------------------------------------------------------------------------------
+
+  /** Records the outcome, then stops whatever is still running. */
+  private async conclude(verdict: Verdict): Promise<void> {
+    // A verdict reached after a stop began, or after the server let go, is no longer ours to record.
+    if (!this.life.can('concluding')) return;
+    this.life.change('concluding');
+    await this.watchdog?.flush();
+    // The last line of a log is often a wrapper (tenacity's RetryError, the AttributeError after a
+    // failed W&B login): the cause a user can act on is printed above it.
+    const cause = verdict.status === 'failed' && verdict.error_process ? firstCause(await tailLines(this.run.record.logs[verdict.error_process], CAUSE_SEARCH_LINES)) : undefined;
+    const error = verdict.error !== undefined && cause !== undefined && !verdict.error.includes(cause) ? `${verdict.error} Cause: ${cause}` : verdict.error;
+    this.run.update((r) => {
+      r.status = verdict.status;
+      r.phase = 'done';
+      r.phase_started_at = r.ended_at = now();
+      if (error !== undefined) r.error = this.ctx.redactor.redact(error);
+      if (cause !== undefined) r.error_cause = this.ctx.redactor.redact(cause);
+      if (verdict.error_process !== undefined) r.error_process = verdict.error_process;
+    });
+    const level = verdict.status === 'completed' ? 'info' : 'warn';
+    this.ctx.logger[level]({ run_id: this.runId, status: verdict.status, error: verdict.error }, 'run ended');
+    if (verdict.error_process) {
+      const tail = await tailLines(this.run.record.logs[verdict.error_process], LOG_TAIL_LINES);
+      this.ctx.logger.warn({ run_id: this.runId, process: verdict.error_process, tail: tail.join('\n') }, 'log tail of the failed process');
+    }
+    await this.stopLeftovers();
+  }
+
+  /** Stops what is left of an ended run, then lets go of it. */
+  private async stopLeftovers(): Promise<void> {
+    await stopProcesses(this.run, this.ctx.logger, this.ctx.settings.stopGraceSeconds * 1000, false);
+    if (this.life.state === 'concluding') this.letGo('ended');
+  }
+
+  /**
+   * Not waiting for the start-up task: once the state leaves `starting` it spawns and records
+   * nothing more (every await in it is followed by a state check), and a probe it awaits must
+   * not delay the signals.
+   */
+  private beginStopping(graceMs: number, forExit: boolean): void {
+    this.life.change('stopping');
+    void this.background(() => this.stopAll(graceMs, forExit));
+  }
+
+  private async stopAll(graceMs: number, forExit: boolean): Promise<void> {
+    this.run.update((r) => {
+      r.status = 'stopping';
+      r.phase = 'stopping';
+      r.phase_started_at = now();
+      r.stop_requested_at ??= r.phase_started_at;
+    });
+    this.ctx.logger.info({ run_id: this.runId }, 'stopping run');
+    await stopProcesses(this.run, this.ctx.logger, graceMs, forExit);
+    // Recorded even when the stop outlasted the shutdown wait: the processes are gone.
+    this.run.update((r) => {
+      r.status = 'stopped';
+      r.phase = 'done';
+      r.phase_started_at = r.ended_at = now();
+      if (forExit) (r.notes ??= []).push('Stopped because the server exited with RL_STOP_RUNS_ON_EXIT=1.');
+    });
+    if (this.life.state === 'stopping') this.letGo('ended');
+  }
+
+  /** Lets go of the run: timers, watchers and the lock. The processes are not touched. */
+  private letGo(to: 'ended' | 'detached'): void {
+    this.life.change(to);
+    clearInterval(this.tick);
+    this.watchdog?.close();
+    this.run.stopWatching();
+    this.ctx.lock.release();
+    this.ctx.onReleased(this.runId);
+  }
+
+  // ---- coordination --------------------------------------------------------------------------
+
+  private stopRequested(): boolean {
+    return existsSync(join(this.ctx.store.dir(this.runId), RUN_FILES.stopRequest));
+  }
+
+  private onTick(): void {
+    if (this.life.over) return;
+    if (!this.ctx.lock.isHeld()) {
+      // Another server took the run over (it judged our lock stale): it supervises now.
+      this.ctx.logger.warn({ run_id: this.runId }, 'lost the supervisor lock; no longer supervising this run');
+      this.letGo('detached');
+      return;
+    }
+    if (this.life.can('stopping') && this.stopRequested()) void this.stop();
+  }
+}

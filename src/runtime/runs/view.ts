@@ -1,0 +1,105 @@
+/**
+ * What rl_check_status and rl_list_runs report about a run, read from its record, the OS and its
+ * logs. A process the record calls running but that is gone (its supervisor died with it) is
+ * reported as exited: the answer never claims more than the system shows.
+ */
+import { tailLines } from '../../core/files/logTail.js';
+import type { SecretRedactor } from '../../core/redact.js';
+import { runLogUris } from '../../core/resourceUris.js';
+import { RUN_PROCESSES, type RunProcess } from '../../core/files/home.js';
+import { isSameProcess } from './supervision/processTable.js';
+import type { ProcessState, RunPhase, RunRecord, RunStatus } from './registry/record.js';
+import { readTrainerLog, type TrainerLogSummary } from './atropos/trainerLog.js';
+import { assessHealth, type Health, type HealthPolicy } from './watching/health.js';
+import { runCost, type RunCost } from './runCost.js';
+
+const LOG_TAIL_LINES = 20;
+const LOG_TAIL_MAX_CHARS = 4000;
+
+export interface ProcessView {
+  state: ProcessState;
+  pid: number | null;
+  exit_code: number | null;
+  signal?: string;
+}
+
+export interface RunView {
+  run_id: string;
+  status: RunStatus;
+  phase: RunPhase;
+  health: Health;
+  environment: string;
+  running_time_minutes: number;
+  processes: Record<RunProcess, ProcessView>;
+  wandb_project: string;
+  wandb_run_name: string;
+  trainer_wandb_run_name: string;
+  wandb_group: string;
+  logs: Record<RunProcess, string>;
+  log_uris: Record<RunProcess, string>;
+  /** The latest tinker:// checkpoint the trainer saved. */
+  weights: string | null;
+  progress?: { step: number; total_steps: number };
+  started_at: string;
+  ended_at?: string;
+  error?: string;
+  /** Last lines of the process that explains `error`, secrets redacted. */
+  log_tail?: string;
+  notes?: string[];
+  /** Spend so far and the rest, estimated (each figure says from what). */
+  cost?: RunCost;
+}
+
+export function processView(record: RunRecord, name: RunProcess): ProcessView {
+  const p = record.processes[name];
+  const gone = p.state === 'running' && (p.pid === null || !isSameProcess(p.pid, p.start_time));
+  return {
+    state: gone ? 'exited' : p.state,
+    pid: p.pid,
+    exit_code: p.exit_code,
+    ...(p.signal !== null ? { signal: p.signal } : {}),
+  };
+}
+
+export function runningMinutes(record: RunRecord, nowMs = Date.now()): number {
+  const from = Date.parse(record.running_at ?? '');
+  if (Number.isNaN(from)) return 0;
+  const to = Date.parse(record.ended_at ?? '') || nowMs;
+  return Math.round(Math.max(0, to - from) / 6000) / 10;
+}
+
+/** `trainer`: the trainer log as a caller that follows it already read it (else it is read here). */
+export async function describeRun(record: RunRecord, redactor: SecretRedactor, policy: HealthPolicy, trainer?: TrainerLogSummary): Promise<RunView> {
+  trainer ??= await readTrainerLog(record.logs.trainer);
+  const view: RunView = {
+    run_id: record.run_id,
+    status: record.status,
+    phase: record.phase,
+    health: assessHealth(record, Date.now(), policy),
+    environment: record.environment,
+    running_time_minutes: runningMinutes(record),
+    processes: Object.fromEntries(RUN_PROCESSES.map((p) => [p, processView(record, p)])) as Record<RunProcess, ProcessView>,
+    wandb_project: record.wandb_project,
+    wandb_run_name: record.wandb_run_name,
+    trainer_wandb_run_name: record.trainer_wandb_run_name,
+    wandb_group: record.wandb_group,
+    logs: record.logs,
+    log_uris: runLogUris(record.run_id),
+    weights: trainer.latest,
+    started_at: record.started_at,
+  };
+  if (trainer.total_steps !== undefined) view.progress = { step: trainer.steps_completed, total_steps: trainer.total_steps };
+  if (record.ended_at) view.ended_at = record.ended_at;
+  if (record.error) view.error = record.error;
+  if (record.error_process) {
+    let tail = (await tailLines(record.logs[record.error_process], LOG_TAIL_LINES)).join('\n');
+    if (tail.length > LOG_TAIL_MAX_CHARS) tail = tail.slice(-LOG_TAIL_MAX_CHARS);
+    // The cause may sit above the last lines: the tail shows it first, marked.
+    if (record.error_cause !== undefined && !tail.includes(record.error_cause)) tail = `[cause, earlier in the log] ${record.error_cause}\n[...]\n${tail}`;
+    view.log_tail = redactor.redact(tail);
+  }
+  if (record.notes?.length) view.notes = record.notes;
+  const cost = runCost(record);
+  if (cost) view.cost = cost;
+  return view;
+}

@@ -1,0 +1,120 @@
+/**
+ * The stall watchdog of a training run. Every few seconds it looks at the run (observer.ts),
+ * keeps what it saw in run.json, moves the phase from `waiting_for_data` to `training` once data
+ * reaches the API, and judges health: a stall (no trainer step and no new data for
+ * RL_STALL_SECONDS, twice that before the first step) is logged, and with RL_STALL_ACTION=stop it
+ * ends the run as failed; a run whose estimated spend reached RL_MAX_RUN_COST_USD, or whose spend
+ * with the other active runs' reached RL_MAX_TOTAL_COST_USD, ends stopped. The upstream trainer waits
+ * for a batch for ever, so without this a run whose environment produces nothing stays "running"
+ * while sampling is paid for.
+ */
+import type { Logger } from '../../../core/logger.js';
+import type { Settings } from '../../../core/settings.js';
+import { assessHealth } from './health.js';
+import { nextObservations, RunObserver } from './observer.js';
+import type { Verdict } from '../atropos/outcome.js';
+import { now, type TrackedRun } from '../supervision/trackedRun.js';
+import { budgetStop } from '../runCost.js';
+
+/** How often the watchdog looks. */
+export const OBSERVE_MS = 2_000;
+/** A change is written at most this often; with no change, run.json is still stamped this often. */
+const WRITE_EVERY_MS = 5_000;
+const HEARTBEAT_MS = 30_000;
+
+export class Watchdog {
+  private readonly observer: RunObserver;
+  private readonly timer: NodeJS.Timeout;
+  /** The look under way, if any: looks never overlap. */
+  private looking?: Promise<void>;
+  private lastWrite = 0;
+  private warnedStall = false;
+
+  constructor(
+    private readonly ctx: {
+      settings: Settings;
+      logger: Logger;
+      /** What the other active runs spent so far (estimates): the total budget is theirs and this run's. */
+      othersSpentUsd(runId: string): number;
+    },
+    private readonly run: TrackedRun,
+    /** Called once when the run must end: a stall with RL_STALL_ACTION=stop, or its spend reached its budget. */
+    private readonly onStall: (verdict: Verdict) => void,
+  ) {
+    this.observer = new RunObserver(() => run.record);
+    this.timer = setInterval(() => void this.tick(), OBSERVE_MS);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  /** A last look before the run's outcome is recorded, kept whatever the write throttle says. */
+  async flush(): Promise<void> {
+    this.close();
+    await this.looking;
+    this.lastWrite = 0;
+    await this.tick();
+  }
+
+  private tick(): Promise<void> {
+    this.looking ??= this.lookOnce()
+      // A timer must not crash the server: the next look tries again.
+      .catch((err: unknown) => this.ctx.logger.error({ err, run_id: this.run.runId }, 'watchdog look failed'))
+      .finally(() => (this.looking = undefined));
+    return this.looking;
+  }
+
+  private async lookOnce(): Promise<void> {
+    const look = await this.observer.look();
+    if (this.run.record.status !== 'running') return;
+    const force = this.lastWrite === 0;
+    const { next, changed } = nextObservations(this.run.record.observed, look, now());
+    const firstData = this.run.record.phase === 'waiting_for_data' && next.data_first_at !== undefined;
+    // A kind of trouble seen for the first time is evidence a status check should have at once.
+    const newSignal = Object.keys(next.env ?? {}).length > Object.keys(this.run.record.observed?.env ?? {}).length;
+    // A finished step moves the spend, which the other runs' watchdogs read for the total budget.
+    const stepped = next.steps_completed !== this.run.record.observed?.steps_completed;
+    const since = Date.now() - this.lastWrite;
+    if (force || firstData || newSignal || stepped || (changed && since >= WRITE_EVERY_MS) || since >= HEARTBEAT_MS) {
+      this.run.update((r) => {
+        r.observed = next;
+        if (firstData) {
+          r.phase = 'training';
+          r.phase_started_at = next.data_first_at!;
+        }
+      });
+      this.lastWrite = Date.now();
+    }
+    this.judge({ ...this.run.record, observed: next });
+  }
+
+  private judge(record: TrackedRun['record']): void {
+    // Spend is an estimate from steps done: the run stops as soon as it says a budget is reached.
+    const { maxTotalUsd } = this.ctx.settings.cost;
+    const overBudget = budgetStop(record, maxTotalUsd === undefined ? 0 : this.ctx.othersSpentUsd(record.run_id), maxTotalUsd);
+    if (overBudget !== undefined) {
+      this.close();
+      this.ctx.logger.warn({ run_id: this.run.runId, reason: overBudget }, 'run stopped: budget reached');
+      this.onStall({ status: 'stopped', error: overBudget });
+      return;
+    }
+    const health = assessHealth(record, Date.now(), { stallSeconds: this.ctx.settings.stall.seconds });
+    if (health.verdict !== 'stalled') {
+      this.warnedStall = false;
+      return;
+    }
+    const [stall, ...evidence] = health.reasons;
+    const cause = evidence.find((r) => r.evidence?.line !== undefined);
+    const error = `${stall!.message}${cause ? ` Last sign from the ${cause.evidence?.process ?? 'run'}: ${cause.evidence!.line}` : ''}`;
+    if (this.ctx.settings.stall.action === 'stop') {
+      this.close();
+      this.onStall({ status: 'failed', error, error_process: cause?.evidence?.process ?? 'env' });
+    } else if (!this.warnedStall) {
+      this.warnedStall = true;
+      this.ctx.logger.warn({ run_id: this.run.runId, reason: error }, 'run stalled (RL_STALL_ACTION=warn: reported, not stopped)');
+    }
+  }
+}

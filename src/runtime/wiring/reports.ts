@@ -1,0 +1,149 @@
+/**
+ * The two answers that join a run's own record and logs with what W&B holds for it:
+ * rl_check_status (status + metrics) and rl_get_results (outcome, weights, metrics, history).
+ * W&B is looked up by the run's group (= run_id); any W&B problem is a `wandb_error` beside an
+ * otherwise complete answer, never a failed call.
+ */
+import { writeAtomically } from '../../core/files/atomicFile.js';
+import { UserError } from '../../core/errors.js';
+import { RUN_FILES, runFilePath } from '../../core/files/home.js';
+import { fitRows } from '../wandb/history.js';
+import type { Runtime } from './runtime.js';
+import { WANDB_OFF, type WandbResults, type WandbStatus } from '../wandb/reader.js';
+import type { StatusAnswer } from '../runs/answers.js';
+import { isDamaged, type RunRecord, type RunStatus } from '../runs/registry/record.js';
+import { readTrainerLog, type TrainerLogSummary } from '../runs/atropos/trainerLog.js';
+import { runCost, type RunCost } from '../runs/runCost.js';
+import type { EvaluationListing } from '../evaluation/registry.js';
+
+/** The JSON of the history rows an answer holds: with the rest, well under 10k tokens. */
+export const MAX_ANSWER_HISTORY_CHARS = 20_000;
+
+/** A long run saves a checkpoint per step: list the newest few, count the rest. */
+const LISTED_CHECKPOINTS = 10;
+
+export interface RunWeights {
+  /** The last checkpoint the trainer actually saved: the trained weights to use. */
+  latest: string | null;
+  /** The newest checkpoints, oldest first. */
+  checkpoints: string[];
+  checkpoint_count: number;
+  /** The `.../final` path the trainer prints; upstream never saves anything by that name. */
+  final_reported: string | null;
+}
+
+export interface RunOutcome {
+  status: RunStatus;
+  reason: string;
+}
+
+export type RunResults = {
+  run_id: string;
+  status: RunStatus;
+  environment: string;
+  wandb_project: string;
+  wandb_run_name: string;
+  weights: RunWeights;
+  outcome: RunOutcome;
+  progress?: { step: number; total_steps: number };
+  cost?: RunCost;
+  /** rl_evaluate's evaluations of this run, newest first. */
+  evaluations?: EvaluationListing[];
+  /** Set when `history` holds fewer rows than were sampled: the file holding them all. */
+  history_file?: string;
+  history_note?: string;
+} & WandbResults;
+
+function record(runtime: Runtime, runId: string): RunRecord {
+  const entry = runtime.runs.get(runId);
+  if (isDamaged(entry)) {
+    throw new UserError(`Run '${runId}' has a damaged record (${entry.damaged}), so its results cannot be read. Its logs are still in ${runtime.settings.home}/runs/${runId}/.`, {
+      run_id: runId,
+      status: 'unknown',
+    });
+  }
+  return entry;
+}
+
+function stepsTrained(trainer: TrainerLogSummary): number {
+  // step_0 is the untrained starting point; every later checkpoint is one trained step.
+  return Math.max(0, trainer.checkpoints.length - 1);
+}
+
+export function describeOutcome(run: RunRecord, trainer: TrainerLogSummary): RunOutcome {
+  const progress = trainer.total_steps !== undefined ? ` (${stepsTrained(trainer)}/${trainer.total_steps} steps trained)` : '';
+  switch (run.status) {
+    case 'completed':
+      return { status: run.status, reason: `Training complete${progress}; the trained weights are ${trainer.latest ?? 'not in the trainer log'}` };
+    case 'failed':
+      return { status: run.status, reason: run.error ?? trainer.error_line ?? 'failed (no reason recorded)' };
+    case 'stopped':
+      return { status: run.status, reason: `Stopped${run.error ? ` (${run.error})` : ''}${run.ended_at ? ` at ${run.ended_at}` : ''}${progress}${trainer.latest ? `; the last checkpoint is ${trainer.latest}` : ''}` };
+    default:
+      return { status: run.status, reason: `Still ${run.status}${progress}: these are the results so far` };
+  }
+}
+
+function weights(trainer: TrainerLogSummary): RunWeights {
+  return {
+    latest: trainer.latest,
+    checkpoints: trainer.checkpoints.slice(-LISTED_CHECKPOINTS),
+    checkpoint_count: trainer.checkpoints.length,
+    final_reported: trainer.final_reported,
+  };
+}
+
+function costOf(run: RunRecord): { cost?: RunCost } {
+  const cost = runCost(run);
+  return cost ? { cost } : {};
+}
+
+/** rl_check_status: the run's status answer, with W&B metrics on a full (not rate-limited) answer. */
+export async function statusWithMetrics(runtime: Runtime, runId: string, signal?: AbortSignal): Promise<StatusAnswer & Partial<WandbStatus>> {
+  const { answer, record: run } = await runtime.runs.status(runId);
+  if (run === undefined) return answer;
+  if (!run.use_wandb) return { ...answer, wandb_error: WANDB_OFF };
+  return { ...answer, ...(await runtime.wandb.statusMetrics(run, signal)) };
+}
+
+/** rl_get_results: outcome, weights and W&B metrics for a run, finished or not. */
+export async function runResults(runtime: Runtime, runId: string, samples: number, signal?: AbortSignal): Promise<RunResults> {
+  const run = record(runtime, runId);
+  const [trainer, evaluations, wandb] = await Promise.all([
+    readTrainerLog(run.logs.trainer),
+    runtime.evaluations.ofRun(run.run_id),
+    run.use_wandb ? runtime.wandb.results(run, { samples }, signal) : Promise.resolve<WandbResults>({ wandb_error: WANDB_OFF }),
+  ]);
+  return {
+    run_id: run.run_id,
+    status: run.status,
+    environment: run.environment,
+    wandb_project: run.wandb_project,
+    wandb_run_name: run.wandb_run_name,
+    ...boundedHistory(runtime, run.run_id, wandb),
+    weights: weights(trainer),
+    outcome: describeOutcome(run, trainer),
+    ...(trainer.total_steps !== undefined ? { progress: { step: trainer.steps_completed, total_steps: trainer.total_steps } } : {}),
+    ...costOf(run),
+    ...(evaluations.length ? { evaluations } : {}),
+  };
+}
+
+/**
+ * The history as an answer holds it: every sampled row while they fit, else evenly spaced rows
+ * that do, with all of them written to the run's wandb-history.json.
+ */
+function boundedHistory(runtime: Runtime, runId: string, wandb: WandbResults): WandbResults & Pick<RunResults, 'history_file' | 'history_note'> {
+  const rows = wandb.history;
+  if (rows === undefined) return wandb;
+  const shown = fitRows(rows, MAX_ANSWER_HISTORY_CHARS);
+  if (shown.length === rows.length) return wandb;
+  const path = runFilePath(runtime.settings.home, runId, RUN_FILES.history);
+  try {
+    writeAtomically(path, runtime.redactor.redact(JSON.stringify({ run_id: runId, sampled_at: new Date().toISOString(), history: rows })));
+  } catch (err) {
+    runtime.logger.warn({ err, run_id: runId }, 'could not write the sampled W&B history');
+    return { ...wandb, history: shown, history_note: `history holds ${shown.length} of ${rows.length} sampled rows, evenly spaced; the rest could not be saved (see server.log).` };
+  }
+  return { ...wandb, history: shown, history_file: path, history_note: `history holds ${shown.length} of ${rows.length} sampled rows, evenly spaced (first and last kept); all ${rows.length} are in history_file.` };
+}

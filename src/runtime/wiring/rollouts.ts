@@ -1,0 +1,130 @@
+/**
+ * rl_get_rollouts: a few scored samples to read, from an inference test's groups, an
+ * evaluation's rollouts, or a running run's latest scored group (the Atropos API's
+ * `GET /latest_example`), so an agent sees what the model writes, not only a reward curve.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { EVAL_ID_PATTERN, evaluationDir, inferenceTestDir, TEST_ID_PATTERN } from '../../core/files/home.js';
+import { evaluationFileUri, inferenceTestFileUri, runLogUri } from '../../core/resourceUris.js';
+import { isMissing } from '../../core/files/safePath.js';
+import { pickRollouts, type PickedRollout, type RolloutFilter, type SourcedRollout } from '../evaluation/picking.js';
+import { groupRollouts, readRolloutGroups } from '../evaluation/rollouts.js';
+import { isActive, isDamaged } from '../runs/registry/record.js';
+import type { Runtime } from './runtime.js';
+
+export interface RolloutsArgs {
+  run_id?: string;
+  test_id?: string;
+  eval_id?: string;
+  /** Only this model's rollouts (a model id of a test, or an evaluation's label such as base or step_5). */
+  model?: string;
+  limit: number;
+  filter: RolloutFilter;
+  seed: number;
+}
+
+export interface RolloutsAnswer {
+  source: { kind: 'inference_test' | 'evaluation' | 'run'; id: string; models?: string[] };
+  filter: RolloutFilter;
+  order: string;
+  total: number;
+  returned: number;
+  rollouts: PickedRollout[];
+  message: string;
+}
+
+const LATEST_EXAMPLE_TIMEOUT_MS = 3000;
+
+async function filesIn(dir: string, what: string, id: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort();
+  } catch (err) {
+    if (isMissing(err)) throw new UserError(`${what} '${id}' not found`, { hint: what === 'Inference test' ? 'rl_test_inference returns a test_id.' : 'rl_evaluate returns an eval_id.' });
+    throw err;
+  }
+}
+
+/** Each model's `process` groups of a test: `<n>-<model>.jsonl`. */
+async function testRollouts(runtime: Runtime, testId: string): Promise<SourcedRollout[]> {
+  const dir = inferenceTestDir(runtime.settings.home, testId);
+  const files = (await filesIn(dir, 'Inference test', testId)).filter((f) => f.endsWith('.jsonl'));
+  const per = await Promise.all(
+    files.map(async (f) => ((await readRolloutGroups(join(dir, f), 'groups')) ?? []).flat().map((r) => ({ ...r, model: f.replace(/^\d+-/, '').replace(/\.jsonl$/, ''), file: inferenceTestFileUri(testId, f) }))),
+  );
+  return per.flat();
+}
+
+/** Each model's rollouts of an evaluation: `<n>-<label>.rollouts.jsonl`. */
+async function evaluationRollouts(runtime: Runtime, evalId: string): Promise<SourcedRollout[]> {
+  const dir = evaluationDir(runtime.settings.home, evalId);
+  const files = (await filesIn(dir, 'Evaluation', evalId)).filter((f) => f.endsWith('.rollouts.jsonl'));
+  const per = await Promise.all(
+    files.map(async (f) => ((await readRolloutGroups(join(dir, f), 'rollouts')) ?? []).flat().map((r) => ({ ...r, model: f.replace(/^\d+-/, '').replace(/\.rollouts\.jsonl$/, ''), file: evaluationFileUri(evalId, f) }))),
+  );
+  return per.flat();
+}
+
+/** The latest scored group the run's API holds; a reason when there is none to read. */
+async function latestExample(runtime: Runtime, runId: string): Promise<{ rollouts: SourcedRollout[] } | { reason: string }> {
+  const run = runtime.runs.get(runId);
+  if (isDamaged(run)) return { reason: `Run '${runId}' has a damaged record: its API cannot be found.` };
+  if (!isActive(run.status)) {
+    const evals = await runtime.evaluations.ofRun(runId);
+    const pointer = evals.length ? ` Its evaluations (read them with rl_get_rollouts({eval_id})): ${evals.map((e) => e.eval_id).join(', ')}.` : ' Evaluate its checkpoints with rl_evaluate({run_id}) to get rollouts to read.';
+    return { reason: `Run '${runId}' is ${run.status}: its Atropos API is gone with it, so there is no live example.${pointer}` };
+  }
+  let body: unknown;
+  try {
+    const res = await fetch(`http://127.0.0.1:${run.ports.api}/latest_example`, { signal: AbortSignal.timeout(LATEST_EXAMPLE_TIMEOUT_MS) });
+    if (!res.ok) return { reason: `The run's Atropos API answered HTTP ${res.status} to /latest_example.` };
+    body = await res.json();
+  } catch (err) {
+    return { reason: `The run's Atropos API (port ${run.ports.api}) did not answer /latest_example (${err instanceof Error ? err.message : String(err)}): it may not be up yet (status ${run.status}, phase ${run.phase}).` };
+  }
+  const group = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  return { rollouts: groupRollouts(group).map((r) => ({ ...r, file: runLogUri(runId, 'env') })) };
+}
+
+function sourceOf(args: RolloutsArgs): { kind: RolloutsAnswer['source']['kind']; id: string } {
+  const given = [args.run_id, args.test_id, args.eval_id].filter((x) => x !== undefined).length;
+  if (given !== 1) throw new UserError('Give exactly one of run_id, test_id or eval_id', { expected: 'run_id (a running run: its latest example), test_id (an inference test) or eval_id (an evaluation)' });
+  if (args.test_id !== undefined) return { kind: 'inference_test', id: args.test_id };
+  if (args.eval_id !== undefined) return { kind: 'evaluation', id: args.eval_id };
+  return { kind: 'run', id: args.run_id! };
+}
+
+export async function getRollouts(runtime: Runtime, args: RolloutsArgs): Promise<RolloutsAnswer> {
+  const source = sourceOf(args);
+  let all: SourcedRollout[];
+  let note = '';
+  if (source.kind === 'run') {
+    const latest = await latestExample(runtime, source.id);
+    if ('reason' in latest) return { source, filter: args.filter, order: '', total: 0, returned: 0, rollouts: [], message: latest.reason };
+    all = latest.rollouts;
+    note = all.length ? 'The latest scored group the Atropos API received (GET /latest_example). ' : 'The API holds no scored group yet: the environment has sent nothing so far. ';
+  } else if (source.kind === 'inference_test') {
+    if (!TEST_ID_PATTERN.test(source.id)) throw new UserError('test_id is 8 lowercase hex characters');
+    all = await testRollouts(runtime, source.id);
+  } else {
+    if (!EVAL_ID_PATTERN.test(source.id)) throw new UserError('eval_id is 8 lowercase hex characters');
+    all = await evaluationRollouts(runtime, source.id);
+  }
+  const models = [...new Set(all.flatMap((r) => (r.model !== undefined ? [r.model] : [])))];
+  if (args.model !== undefined) {
+    if (!models.includes(args.model)) throw new UserError(`No rollouts of model '${args.model}' here`, { available: models });
+    all = all.filter((r) => r.model === args.model);
+  }
+  const rollouts = pickRollouts(all, args.filter, args.limit, args.seed);
+  const order = args.filter === 'random' ? `random, seed ${args.seed} (the same seed picks the same rollouts)` : `${args.filter === 'best' ? 'highest' : 'lowest'} score first, file order among equal scores`;
+  return {
+    source: { ...source, ...(models.length ? { models } : {}) },
+    filter: args.filter,
+    order,
+    total: all.length,
+    returned: rollouts.length,
+    rollouts,
+    message: `${note}${rollouts.length} of ${all.length} rollouts; texts longer than a few thousand characters are cut in the middle, whole in the file each names.`,
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Serves `tools/list` and `tools/call` on the SDK's low-level Server. The list comes from the
+ * catalog (catalog.ts: prebuilt by the build, or built once from zod), not converted from zod on
+ * every call as McpServer does; the tool modules load with the first call. Arguments are
+ * checked here, not by the SDK, so a bad one is answered like every other error: `isError` with
+ * JSON `{error, field, expected}` (argumentErrors.ts).
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Runtime } from '../runtime/wiring/runtime.js';
+import { argumentError, type Schema } from './argumentErrors.js';
+import { errorResult, runTool, type Extra, type ToolDefinition } from './define.js';
+import type { ToolCatalog } from './catalog.js';
+import { toolsShownTo } from '../server/prebuilt.js';
+
+/** Bounds the size of any tool's arguments (array elements plus object members) before zod sees them. */
+export const MAX_ARGUMENT_ELEMENTS = 1000;
+
+/** Counts array elements and object members, stopping once past `max`. */
+export function countElements(value: unknown, max: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count <= max) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const children = Array.isArray(node) ? node : Object.values(node);
+    count += children.length;
+    for (const child of children) if (child !== null && typeof child === 'object') stack.push(child);
+  }
+  return count;
+}
+
+export function registerTools(server: McpServer, runtime: Runtime, catalog: ToolCatalog): void {
+  let byName: Map<string, ToolDefinition> | undefined;
+  /** The tool's code, or why it could not be loaded: a bundle whose chunks a rebuild or reinstall replaced. */
+  const definition = async (name: string): Promise<{ tool: ToolDefinition } | { failure: CallToolResult }> => {
+    try {
+      byName ??= new Map((await catalog.definitions()).map((tool) => [tool.name, tool]));
+      return { tool: byName.get(name)! };
+    } catch (err) {
+      runtime.logger.error({ err }, 'tool code could not be loaded');
+      const cause = err instanceof Error ? err.message : String(err);
+      return { failure: errorResult(runtime, `The server could not load its tool code (${cause}). Its files changed or went missing after it started, as a rebuild or reinstall does: restart the MCP server.`) };
+    }
+  };
+
+  // App-only tools are for MCP Apps views: a client that does not render them never sees them.
+  const shownTools = async (): Promise<Tool[]> => toolsShownTo(await catalog.list(), server.server.getClientCapabilities());
+
+  // The tool set never changes while the server runs: no listChanged.
+  server.server.registerCapabilities({ tools: {} });
+  server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await shownTools() }));
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra: Extra): Promise<CallToolResult> => {
+    const { name, arguments: args = {} } = request.params;
+    const shown = await shownTools();
+    const entry = shown.find((t) => t.name === name);
+    if (!entry) {
+      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
+    }
+    if (countElements(args, MAX_ARGUMENT_ELEMENTS) > MAX_ARGUMENT_ELEMENTS) {
+      return errorResult(runtime, `The arguments are too large: more than ${MAX_ARGUMENT_ELEMENTS} array elements and object members in all.`, {
+        field: '(arguments)',
+        expected: `at most ${MAX_ARGUMENT_ELEMENTS} elements`,
+      });
+    }
+    const loaded = await definition(name);
+    if ('failure' in loaded) return loaded.failure;
+    const { tool } = loaded;
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) {
+      const { error, ...hints } = argumentError(entry.inputSchema as Schema, parsed.error.issues);
+      return errorResult(runtime, error, hints);
+    }
+    return runTool(tool, parsed.data, runtime, extra, server.server);
+  });
+}

@@ -1,0 +1,55 @@
+/** rl_check_status: a run's status, processes, progress and weights, rate limited per run (Hermes tool 6). */
+import { z } from 'zod';
+import { statusWithMetrics } from '../runtime/wiring/reports.js';
+import { runCostSchema } from './costSchemas.js';
+import { DASHBOARD_URI } from '../core/resourceUris.js';
+import { defineTool } from './define.js';
+import { healthSchema, perProcess, processLogs, processLogUris, processState, runIdInput, runStatus, wandbNumber } from './runSchemas.js';
+
+
+export const rlCheckStatus = defineTool({
+  name: 'rl_check_status',
+  title: 'Check a training run',
+  description:
+    'Status of a training run: status (starting, running, stopping, completed, failed, stopped), phase, per-process state with pid and ' +
+    'exit code, running time, progress and the latest trained weights (tinker:// path); on failure the error and the log tail of the ' +
+    'process at fault. RATE LIMITED: one full check per run per window (default 30 minutes); inside the window the answer is ' +
+    '{rate_limited: true, message, next_check_in_seconds} plus the current status, so a failure is never hidden. The first check after ' +
+    'the run ended is always full.',
+  input: z.object({ run_id: runIdInput }).strict(),
+  output: z.object({
+    run_id: z.string(),
+    status: runStatus,
+    rate_limited: z.literal(true).optional(),
+    message: z.string().optional(),
+    next_check_in_seconds: z.number().int().optional(),
+    phase: z.string().optional().describe('starting_api, starting_trainer, starting_env, waiting_for_data, training, stopping or done'),
+    health: healthSchema.optional(),
+    environment: z.string().optional(),
+    running_time_minutes: z.number().optional(),
+    processes: perProcess(processState).optional(),
+    wandb_project: z.string().optional(),
+    wandb_run_name: z.string().optional(),
+    trainer_wandb_run_name: z.string().optional(),
+    wandb_group: z.string().optional(),
+    logs: processLogs.optional(),
+    log_uris: processLogUris.optional(),
+    weights: z.string().nullable().optional().describe('Latest tinker:// checkpoint the trainer saved'),
+    progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional().describe("Trainer steps completed (its 'Step k complete' lines) out of total_steps; on a rate-limited answer, as the watchdog last saw them"),
+    started_at: z.string().optional(),
+    ended_at: z.string().optional(),
+    error: z.string().optional(),
+    log_tail: z.string().optional().describe('Last lines of the log of the process at fault (secrets redacted)'),
+    notes: z.array(z.string()).optional(),
+    cost: runCostSchema.optional(),
+    metrics: z
+      .object({ step: wandbNumber, reward_mean: wandbNumber, loss: wandbNumber, percent_correct: wandbNumber, eval_percent_correct: wandbNumber, state: z.string().nullable() })
+      .optional()
+      .describe('From W&B, the keys really logged: trainer step, reward/mean, train/loss, run state; environment train/eval percent_correct. null = not logged yet'),
+    wandb_url: z.string().optional(),
+    wandb_error: z.string().optional(),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  ui: { resourceUri: DASHBOARD_URI },
+  handler: ({ run_id }, { runtime, signal }) => statusWithMetrics(runtime, run_id, signal),
+});

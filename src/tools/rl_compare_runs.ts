@@ -1,0 +1,77 @@
+/** rl_compare_runs: runs of a sweep side by side, what differs between them and which is best. */
+import { z } from 'zod';
+import { compareRuns } from '../runtime/wiring/compare.js';
+import { MAX_DIFFERING_FIELDS, MAX_VALUE_CHARS } from '../runtime/wiring/compareConfig.js';
+import { DIRECTIONS, KEY_METRICS } from '../runtime/wandb/keyMetrics.js';
+import { DASHBOARD_URI } from '../core/resourceUris.js';
+import { defineTool } from './define.js';
+import { jsonValue } from './rl_edit_config.js';
+import { healthSchema, listedRunFields, runIdInput, wandbNumber } from './runSchemas.js';
+
+const MAX_COMPARED_RUNS = 10;
+
+const metricSummary = z.object({
+  final: wandbNumber.describe('W&B summary value (the last one logged)'),
+  best: z.number().nullable().describe('Best finite value over the sampled history'),
+  sparkline: z.string().optional(),
+});
+
+export const rlCompareRuns = defineTool({
+  name: 'rl_compare_runs',
+  title: 'Compare training runs',
+  description:
+    `Compares 2 to ${MAX_COMPARED_RUNS} runs (e.g. a sweep): differing_config lists only the config fields whose values differ between ` +
+    'the runs (env section and tinker.wandb_project of each run\'s config.yaml; the runs\' own W&B names are in run_names), and per run ' +
+    'status, health, trainer steps and, from W&B, the final and best value and a sparkline of reward_mean, loss, percent_correct and ' +
+    'eval_percent_correct. best names the best run by `metric` and states its rule for ties and missing data. One W&B lookup per run, ' +
+    `all at once; a W&B problem is that run's wandb_error. Values over ${MAX_VALUE_CHARS} characters are cut ("..."), fields past ` +
+    `${MAX_DIFFERING_FIELDS} listed by name. Next: rl_get_results on the best run for its trained weights.`,
+  input: z
+    .object({
+      run_ids: z
+        .array(runIdInput)
+        .min(2)
+        .max(MAX_COMPARED_RUNS)
+        .refine((ids) => new Set(ids).size === ids.length, 'run_ids must be distinct')
+        .describe(`2 to ${MAX_COMPARED_RUNS} distinct run ids from rl_list_runs`),
+      metric: z
+        .enum(KEY_METRICS)
+        .default('reward_mean')
+        .describe(`Metric that picks the best run: ${KEY_METRICS.map((m) => `${m} (${DIRECTIONS[m]} is better)`).join(', ')}`),
+    })
+    .strict(),
+  output: z.object({
+    metric: z.enum(KEY_METRICS),
+    best: z
+      .object({
+        run_id: z.string(),
+        metric: z.enum(KEY_METRICS),
+        value: z.number(),
+        direction: z.enum(['higher', 'lower']),
+        rule: z.string(),
+        tied_with: z.array(z.string()).optional(),
+        left_out: z.array(z.string()).optional(),
+      })
+      .nullable(),
+    best_unavailable: z.string().optional().describe('Why best is null'),
+    differing_config: z.record(z.string(), z.record(z.string(), z.unknown())).describe('Field -> run_id -> value (null = absent)'),
+    differing_fields: z.number().int(),
+    differing_config_omitted: z.array(z.string()).optional(),
+    same_config_fields: z.number().int(),
+    run_names: z.record(z.string(), z.object({ wandb_name: jsonValue, wandb_run_name: jsonValue })),
+    runs: z.array(
+      z.object({
+        ...listedRunFields,
+        health: healthSchema.optional().describe('As in rl_list_runs: the main reason only'),
+        steps: z.number().int().nullable().describe('Trainer steps completed'),
+        metrics: z.partialRecord(z.enum(KEY_METRICS), metricSummary).optional(),
+        wandb_url: z.string().optional(),
+        wandb_error: z.string().optional(),
+        config_error: z.string().optional(),
+      }),
+    ),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  ui: { resourceUri: DASHBOARD_URI },
+  handler: ({ run_ids, metric }, { runtime, signal }) => compareRuns(runtime, run_ids, metric, signal),
+});

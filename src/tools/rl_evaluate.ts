@@ -1,0 +1,92 @@
+/** rl_evaluate: did training help? A run's checkpoints against its base model, on the same items. */
+import { z } from 'zod';
+import { evaluateRun } from '../runtime/wiring/evaluate.js';
+import { EVAL_ID_PATTERN } from '../core/files/home.js';
+import { MAX_ALL_CHECKPOINTS, MAX_LISTED_CHECKPOINTS } from '../runtime/evaluation/checkpoints.js';
+import { MAX_EVAL_WAIT_SECONDS } from '../runtime/evaluation/registry.js';
+import { defineTool } from './define.js';
+import { runIdInput } from './runSchemas.js';
+
+const interval = z.tuple([z.number(), z.number()]).nullable();
+const verdict = z.enum(['better', 'no_clear_difference', 'worse']);
+
+const input = z
+  .object({
+    run_id: runIdInput.optional().describe('The run whose checkpoints to evaluate (default: the newest run); it may still be training'),
+    checkpoints: z
+      .union([z.enum(['latest', 'all']), z.array(z.union([z.string().min(1).max(256), z.number().int().min(0)])).min(1).max(MAX_LISTED_CHECKPOINTS)])
+      .default('latest')
+      .describe(`"latest" (the highest saved step), "all" (at most ${MAX_ALL_CHECKPOINTS}, evenly spaced, the latest included; step_0, the untrained start, left out) or a list of steps / step_N / tinker:// paths`),
+    baseline: z.boolean().default(true).describe("Also evaluate the run's base model, and compare each checkpoint with it"),
+    method: z
+      .enum(['auto', 'evaluate', 'process'])
+      .default('auto')
+      .describe("auto: the environment's own held-out evaluation (atroposlib evaluate) when it defines one, else scored process rollouts of its training items"),
+    num_items: z.number().int().min(2).max(200).default(20).describe('process method: items per model (the same items for every model)'),
+    group_size: z.number().int().min(1).max(16).default(4).describe('process method: completions per item; an item scores their mean'),
+    timeout_seconds: z.number().int().min(10).max(3600).default(900).describe('Per model'),
+    wait_seconds: z.number().int().min(0).max(MAX_EVAL_WAIT_SECONDS).default(50).describe("How long this call waits before answering status \"running\" with an eval_id; keep it below the client's request timeout"),
+    eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('Wait again on (or fetch) an evaluation started earlier; other arguments are then ignored'),
+  })
+  .strict();
+
+const modelAnswer = z.object({
+  label: z.string(),
+  model: z.string(),
+  role: z.enum(['baseline', 'checkpoint']),
+  step: z.number().optional(),
+  items: z.number(),
+  score: z.number().nullable().describe('Accuracy (0/1 scores) or mean score over items'),
+  ci: interval.describe('95% interval of score (method in interval / statistics)'),
+  interval: z.enum(['wilson', 't']).optional(),
+  vs_baseline: z.object({ diff: z.number(), ci: interval, method: z.enum(['paired_t', 'newcombe', 'welch_t']), items: z.number(), verdict }).optional(),
+  error: z.string().optional(),
+  error_kind: z.string().optional(),
+  env_metrics: z.record(z.string(), z.unknown()).optional(),
+  duration_seconds: z.number().optional(),
+  log: z.string(),
+  rollouts: z.string().optional(),
+});
+
+const output = z.object({
+  eval_id: z.string(),
+  status: z.enum(['running', 'completed', 'cancelled']),
+  run_id: z.string(),
+  environment: z.string(),
+  created_at: z.string(),
+  finished_at: z.string().optional(),
+  method: z.enum(['evaluate', 'process']),
+  method_reason: z.string(),
+  checkpoints: z.array(z.string()),
+  baseline: z.string().optional(),
+  run_at_start: z.object({ status: z.string(), steps_completed: z.number() }),
+  note: z.string().optional(),
+  message: z.string(),
+  progress: z.object({ models_total: z.number(), models_finished: z.number(), running: z.string().optional(), elapsed_seconds: z.number() }).optional(),
+  verdict: z.object({ checkpoint: z.string(), verdict, summary: z.string() }).optional(),
+  same_items: z.boolean().optional(),
+  models: z.array(modelAnswer).optional(),
+  statistics: z.record(z.string(), z.string()).optional().describe('The method behind each interval'),
+  result: z.string().describe('The whole result as an MCP resource'),
+});
+
+export const rlEvaluate = defineTool({
+  name: 'rl_evaluate',
+  title: 'Evaluate checkpoints against the base model',
+  description: [
+    "Did training help? Evaluates the run's environment on the same items for the base model and the run's latest (or chosen) tinker://",
+    "sampler checkpoints, through Tinker's OpenAI-compatible endpoint (TINKER_OAI_BASE_URL, with TINKER_API_KEY; this costs Tinker sampling).",
+    "Uses the environment's own held-out evaluation (atroposlib evaluate) when it defines one, else scored process rollouts; says which.",
+    'Answers per model the score with a 95% interval, the difference to the baseline with its interval, and a verdict (better /',
+    'no_clear_difference / worse). Works while the run trains (saved checkpoints only; the run is not touched). Answers when done or after',
+    'wait_seconds with {eval_id, status: "running"}; call again with {eval_id}. Read samples with rl_get_rollouts({eval_id}).',
+  ].join(' '),
+  input,
+  output,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async handler(args, ctx) {
+    const wait = { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress };
+    if (args.eval_id !== undefined) return ctx.runtime.evaluations.waitFor(args.eval_id, wait);
+    return evaluateRun(ctx.runtime, args, wait);
+  },
+});

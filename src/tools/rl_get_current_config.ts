@@ -1,0 +1,57 @@
+/** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
+import { z } from 'zod';
+import { costEstimate } from '../runtime/wiring/costs.js';
+import { estimateSchema } from './costSchemas.js';
+import { previewJson, type JsonValue } from '../core/json.js';
+import { defineTool } from './define.js';
+import { jsonValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
+
+const field = z.object({
+  name: z.string(),
+  type: z.string(),
+  default: jsonValue,
+  description: z.string(),
+  current_value: jsonValue,
+  allowed: z.string().optional().describe('Allowed values or range beyond the type'),
+});
+
+export const rlGetCurrentConfig = defineTool({
+  name: 'rl_get_current_config',
+  title: 'Show the current RL config',
+  description:
+    'Show the selected environment\'s config: configurable_fields (name, type, default, description, current_value) that rl_edit_config can change, ' +
+    `values longer than ${SHOWN_VALUE_CHARS} characters shown by their start, ` +
+    'locked_fields fixed by the operator (model, steps, ...) with their locked_value, and the run\'s wandb_project. The selection is the one saved ' +
+    'in RL_HOME (selected_at says when), shared by every server using it; a selection whose environment is gone or whose fields changed is ' +
+    'refused with the fix.',
+  input: z.object({}).strict(),
+  output: z.object({
+    environment: z.string(),
+    selected_at: z.string().describe('When rl_select_environment chose it (ISO 8601)'),
+    introspection: z.enum(['import', 'static']),
+    configurable_fields: z.array(field),
+    locked_fields: z.array(field.extend({ locked_value: jsonValue })),
+    wandb_project: z.string(),
+    cost_estimate: estimateSchema.describe('What a run of this config would cost (as rl_estimate_cost answers)'),
+    tip: z.string(),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler(_args, { runtime, signal }) {
+    const { selection } = runtime;
+    const selected = await selection.verified(signal);
+    const { environment, selectedAt, introspection, wandbProject } = selected;
+    const { editable, locked } = selection.describe();
+    // A long value (a dataset list) is shown by its start: every field stays in one short answer.
+    const short = <T extends { default: JsonValue; current_value: JsonValue }>(f: T): T => ({ ...f, default: previewJson(f.default, SHOWN_VALUE_CHARS), current_value: previewJson(f.current_value, SHOWN_VALUE_CHARS) });
+    return {
+      environment: environment.name,
+      selected_at: selectedAt,
+      introspection,
+      configurable_fields: editable.map(short),
+      locked_fields: locked.map((f) => ({ ...short(f), locked_value: previewJson(f.locked_value, SHOWN_VALUE_CHARS) })),
+      wandb_project: wandbProject,
+      cost_estimate: costEstimate(runtime, selected),
+      tip: 'Use rl_edit_config(field, value) to change any configurable field; wandb_project sets the W&B project of the run.',
+    };
+  },
+});

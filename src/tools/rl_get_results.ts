@@ -1,0 +1,61 @@
+/** rl_get_results: outcome, trained weights and W&B metrics of a run (Hermes tool 8). */
+import { z } from 'zod';
+import { runResults } from '../runtime/wiring/reports.js';
+import { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from '../runtime/wandb/reader.js';
+import { runCostSchema } from './costSchemas.js';
+import { DASHBOARD_URI } from '../core/resourceUris.js';
+import { defineTool } from './define.js';
+import { runIdInput, runStatus, wandbNumber } from './runSchemas.js';
+
+export const rlGetResults = defineTool({
+  name: 'rl_get_results',
+  title: 'Get a run\'s results',
+  description:
+    'Results of a training run, finished or still running: outcome (completed/failed/stopped with the reason, e.g. the trainer\'s ' +
+    '"Error in step" line), trained weights from the trainer log (latest tinker:// checkpoint, the newest checkpoints, the "final" ' +
+    'path the trainer prints, which upstream never saves), and from W&B the final metrics, a sampled history joined on _step ' +
+    `(samples, default ${DEFAULT_HISTORY_SAMPLES}, at most ${MAX_HISTORY_SAMPLES}) and text sparklines of reward, loss and accuracy. ` +
+    'Per key, history_summary gives first, last, min, max and mean. An answer holds about 20,000 characters of history rows: with more ' +
+    'samples than fit, history is evenly thinned and every sampled row is written to history_file. ' +
+    'Not rate limited. A W&B problem comes back as wandb_error beside the rest.',
+  input: z
+    .object({
+      run_id: runIdInput,
+      samples: z.number().int().min(1).max(MAX_HISTORY_SAMPLES).default(DEFAULT_HISTORY_SAMPLES).describe('History rows to return'),
+    })
+    .strict(),
+  output: z.object({
+    run_id: z.string(),
+    status: runStatus,
+    environment: z.string(),
+    wandb_project: z.string(),
+    wandb_run_name: z.string(),
+    wandb_url: z.string().optional(),
+    final_metrics: z.record(z.string(), z.unknown()).optional(),
+    history: z.array(z.record(z.string(), z.unknown())).optional().describe('Rows joined on _step; non-finite values are the strings "NaN"/"Infinity", null = not logged at that step'),
+    history_summary: z
+      .record(z.string(), z.object({ points: z.number().int(), first_step: z.number(), last_step: z.number(), first: wandbNumber, last: wandbNumber, min: z.number().nullable(), max: z.number().nullable(), mean: z.number().nullable() }))
+      .optional()
+      .describe('Per history key over its sampled points'),
+    history_file: z.string().optional().describe('Every sampled row, when history holds fewer'),
+    history_note: z.string().optional(),
+    sparklines: z.record(z.string(), z.string()).optional(),
+    wandb_error: z.string().optional(),
+    weights: z.object({
+      latest: z.string().nullable(),
+      checkpoints: z.array(z.string()),
+      checkpoint_count: z.number().int(),
+      final_reported: z.string().nullable(),
+    }),
+    outcome: z.object({ status: runStatus, reason: z.string() }),
+    progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional(),
+    cost: runCostSchema.optional(),
+    evaluations: z
+      .array(z.object({ eval_id: z.string(), created_at: z.string(), status: z.string(), method: z.string(), checkpoints: z.array(z.string()), verdict: z.string().optional(), summary: z.string().optional() }))
+      .optional()
+      .describe("rl_evaluate's evaluations of this run, newest first (at most 10); rl_evaluate({eval_id}) for one in full"),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  ui: { resourceUri: DASHBOARD_URI },
+  handler: ({ run_id, samples }, { runtime, signal }) => runResults(runtime, run_id, samples, signal),
+});

@@ -1,0 +1,102 @@
+/** rl_list_environments: the trainable environments found by static discovery (Hermes tool 1). */
+import { z } from 'zod';
+import { environmentDirs } from '../runtime/environments/catalog.js';
+import { environmentPage, MAX_DESCRIPTION_CHARS } from '../runtime/environments/report.js';
+import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerProblemDetails, tinkerProblems } from '../runtime/environments/tinkerReadiness.js';
+import { defineTool } from './define.js';
+
+/** Side lists (skipped files, abstract bases, ambiguous names) are for diagnosis: a screenful is enough. */
+const MAX_SIDE_ENTRIES = 25;
+/** The environments of one answer: with the side lists and problem details, well under 10k tokens. */
+const MAX_PAGE_CHARS = 24_000;
+
+const TIPS = [
+  'Select one with rl_select_environment(name); then rl_get_current_config shows its fields.',
+  'Read file_path to understand an environment before training: setup() loads the dataset, get_next_item() yields prompts, score()/collect_trajectories() compute the rewards.',
+];
+
+const environment = z.object({
+  name: z.string(),
+  class_name: z.string(),
+  file_path: z.string(),
+  description: z.string(),
+  config_class: z.string(),
+  managed_server: z.boolean().describe('Its code samples through managed_server, which the Tinker trainer needs (read from source)'),
+  server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']).describe('What config_init returns as server configs (read from source; a ServerBaseline() counts as single)'),
+  tinker_problems: z.array(z.enum(TINKER_PROBLEM_CODES)).describe('What stops it training on Tinker, or what the server works around for it: codes explained once in problem_details; empty when none'),
+});
+
+const problemDetail = z.object({ blocking: z.boolean(), message: z.string(), fix: z.string() });
+
+function bounded<T>(list: readonly T[]): { shown: T[]; omitted: number } {
+  return { shown: list.slice(0, MAX_SIDE_ENTRIES), omitted: Math.max(0, list.length - MAX_SIDE_ENTRIES) };
+}
+
+export const rlListEnvironments = defineTool({
+  name: 'rl_list_environments',
+  title: 'List RL environments',
+  description:
+    'List the Atropos environments available for training (found by reading the source, never importing it; new and edited files are seen at once). ' +
+    'Each has a name for rl_select_environment and a file_path to read. Also reports files that do not parse (skipped), names used twice (duplicates, with the ' +
+    'select_as value that picks each) and abstract bases left out. Large trees come in pages: count says how many are shown, total how many ' +
+    `match; call again with offset = next_offset for more, or narrow with search. Descriptions are cut at ${MAX_DESCRIPTION_CHARS} characters.`,
+  input: z
+    .object({
+      search: z.string().min(1).max(200).optional().describe('Only environments whose name, class or description contains this (case-insensitive)'),
+      limit: z.number().int().min(1).max(100).default(50).describe('Environments per page (fewer when they would make a long answer)'),
+      offset: z.number().int().min(0).default(0).describe('next_offset of the previous page'),
+    })
+    .strict(),
+  output: z.object({
+    environments: z.array(environment),
+    count: z.number().int().describe('Environments in this answer'),
+    total: z.number().int().describe('Environments matching (all found, without search)'),
+    next_offset: z.number().int().optional().describe('Pass as offset for the next page'),
+    tips: z.array(z.string()),
+    skipped: z.array(z.object({ file_path: z.string(), reason: z.string() })).describe('Files that could not be parsed, one-line reason each'),
+    duplicates: z
+      .array(z.object({ name: z.string(), file_paths: z.array(z.string()), select_as: z.array(z.string()) }))
+      .describe('Names used by several environments: pass the select_as value to rl_select_environment instead'),
+    abstract: z.array(z.object({ class_name: z.string(), file_path: z.string() })).describe('Base classes without a name that other environments extend; not trainable'),
+    searched: z.array(z.string()).describe('Directories scanned'),
+    problem_details: z
+      .partialRecord(z.enum(TINKER_PROBLEM_CODES), problemDetail)
+      .describe('What each tinker_problems code means: what happens upstream and what to do; blocking problems make a run fail after paid rollouts'),
+    omitted: z
+      .object({ skipped: z.number().int(), duplicates: z.number().int(), abstract: z.number().int() })
+      .optional()
+      .describe(`Entries left out of the side lists (each shows at most ${MAX_SIDE_ENTRIES})`),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler({ search, limit, offset }, { runtime }) {
+    const report = await runtime.environments.scan();
+    const searched = environmentDirs(runtime.settings);
+    const skipped = bounded(report.skipped);
+    const duplicates = bounded(report.duplicates);
+    const abstract = bounded(report.abstract);
+    const page = environmentPage(report.environments, { offset, limit, search }, MAX_PAGE_CHARS);
+    const environments = page.shown.map((env) => ({ ...env, tinker_problems: tinkerProblems(env).map((p) => p.code) }));
+    const tips = [...TIPS];
+    const blocked = environments.filter((e) => e.tinker_problems.includes('no_managed_server')).length;
+    if (blocked > 0) tips.push(`${blocked} of these cannot train on Tinker as they are (tinker_problems: no_managed_server; see problem_details).`);
+    if (report.environments.length === 0) {
+      tips.unshift(`No environments found in ${searched.join(', ')}. Set TINKER_ATROPOS_ROOT to a tinker-atropos checkout or add folders to RL_ENVIRONMENTS_DIRS.`);
+    }
+    if (report.duplicates.length > 0) tips.push('Some names are used twice (see duplicates): select those by their select_as value.');
+    const omitted = { skipped: skipped.omitted, duplicates: duplicates.omitted, abstract: abstract.omitted };
+    if (page.next_offset !== undefined) tips.push(`${page.total} environments match; this answer shows ${environments.length}: call again with offset ${page.next_offset} for more, or narrow with search.`);
+    return {
+      environments,
+      count: environments.length,
+      total: page.total,
+      ...(page.next_offset !== undefined ? { next_offset: page.next_offset } : {}),
+      tips,
+      skipped: skipped.shown,
+      duplicates: duplicates.shown,
+      abstract: abstract.shown,
+      searched,
+      problem_details: tinkerProblemDetails(new Set(environments.flatMap((e) => e.tinker_problems))),
+      ...(Object.values(omitted).some((n) => n > 0) ? { omitted } : {}),
+    };
+  },
+});

@@ -1,0 +1,48 @@
+/** rl_read_log: bounded, redacted reading of a run's or an inference test's log, as a tool. */
+import { z } from 'zod';
+import { readLog } from '../runtime/wiring/logs.js';
+import { RUN_PROCESSES, TEST_ID_PATTERN } from '../core/files/home.js';
+import { DEFAULT_LOG_LINES, MAX_LINE_CHARS, MAX_LOG_LINES } from '../core/files/logLines.js';
+import { defineTool } from './define.js';
+import { runIdInput } from './runSchemas.js';
+
+export const rlReadLog = defineTool({
+  name: 'rl_read_log',
+  title: 'Read a log',
+  description:
+    'Read a training run\'s log (run_id + process: api, trainer or env; default trainer) or an inference test model\'s log ' +
+    '(test_id + model, as rl_test_inference named it; optional when one model was tested). Without offset: the last `lines` lines. ' +
+    'With offset (a next_offset from an earlier answer, or 0 for the start): `lines` lines from there; call again with next_offset ' +
+    'to follow the log as it grows. grep keeps only lines containing that text (case-insensitive, not a regex). Secrets are ' +
+    `redacted; lines are cut at ${MAX_LINE_CHARS} characters and an answer holds about 28,000 characters of lines at most. ` +
+    'The same files are the rl://runs/<id>/logs/<process> and rl://inference-tests/ resources.',
+  input: z
+    .object({
+      run_id: runIdInput.optional(),
+      test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id is 8 lowercase hex characters, as rl_test_inference returns').optional().describe('Inference test id'),
+      process: z.enum(RUN_PROCESSES).optional().describe('With run_id: which process\'s log (default trainer)'),
+      model: z.string().min(1).max(200).optional().describe('With test_id: the model id as tested (e.g. qwen/qwen3-8b) or its log file name'),
+      lines: z.number().int().min(1).max(MAX_LOG_LINES).default(DEFAULT_LOG_LINES).describe('Lines to return'),
+      offset: z.number().int().min(0).optional().describe('Byte offset to read forward from (next_offset of an earlier answer); absent: the end of the log'),
+      grep: z.string().min(1).max(200).optional().describe('Only lines containing this text (case-insensitive substring)'),
+    })
+    .strict(),
+  output: z.object({
+    run_id: z.string().optional(),
+    test_id: z.string().optional(),
+    process: z.enum(RUN_PROCESSES).optional(),
+    log_file: z.string(),
+    uri: z.string().describe('The same log as an MCP resource'),
+    grep: z.string().optional(),
+    lines: z.array(z.string()),
+    first_offset: z.number().int().describe('Byte offset of the first line returned'),
+    next_offset: z.number().int().describe('Pass as offset to read what follows'),
+    size: z.number().int().describe('Bytes in the log when read'),
+    truncated: z.boolean().describe('Lines were left out: earlier ones (tail) or later ones (with offset)'),
+    scanned_bytes: z.number().int(),
+    scan_limited: z.boolean().describe('The call stopped reading (8 MiB) before finding `lines` lines'),
+    note: z.string().optional(),
+  }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  handler: (args, { runtime }) => readLog(runtime, args),
+});

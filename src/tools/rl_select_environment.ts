@@ -1,0 +1,73 @@
+/** rl_select_environment: choose the environment to train and load its config (Hermes tool 2). */
+import { z } from 'zod';
+import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerProblems } from '../runtime/environments/tinkerReadiness.js';
+import { defineTool } from './define.js';
+
+/** An environment as rl_list_environments names it; rl_start_training and rl_test_inference take it too. */
+export const environmentName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .regex(/^(?!.*\.\.)[^/\\\u0000]+$/, "must be an environment name from rl_list_environments (e.g. \"gsm8k\"), not a path: '/', '\\', '..' and NUL are not allowed")
+  .describe('Environment name from rl_list_environments (its class name also works when unique)');
+
+export const rlSelectEnvironment = defineTool({
+  name: 'rl_select_environment',
+  title: 'Select an RL environment',
+  description:
+    'Select the environment to train (a name from rl_list_environments) and load its config fields. Resets the current config to the ' +
+    "environment's own config_init() values and sets wandb_name to <name>-<YYYYmmdd-HHMMSS>. The selection is saved in RL_HOME: every server " +
+    'sharing it (a restarted one, one per call) sees it until the next selection. Next: rl_get_current_config, then rl_edit_config as needed.',
+  input: z
+    .object({
+      name: environmentName,
+    })
+    .strict(),
+  output: z.object({
+    message: z.string(),
+    environment: z.string(),
+    file_path: z.string(),
+    class_name: z.string(),
+    config_class: z.string(),
+    configurable_fields: z.number().int().describe('How many fields rl_edit_config can change'),
+    locked_fields: z.number().int(),
+    introspection: z.enum(['import', 'static']).describe('import: values from config_init(); static: read from source because the import failed'),
+    import_error: z.string().optional(),
+    managed_server: z.boolean().describe('Its code samples through managed_server, which the Tinker trainer needs'),
+    server_configs: z.enum(SERVER_CONFIGS_SHAPES).describe("config_init()'s server configs: a list, one APIServerConfig, a bare ServerBaseline"),
+    tinker_problems: z
+      .array(z.object({ code: z.enum(TINKER_PROBLEM_CODES), blocking: z.boolean(), message: z.string(), fix: z.string() }))
+      .describe('What stops it training on Tinker (blocking: a run would fail after paid rollouts) or what the server works around; empty when none'),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async handler({ name }, { runtime, signal }) {
+    const { config, notes } = await runtime.selection.select(name, signal);
+    const { environment, introspection, import_error, tinker } = config;
+    const problems = tinkerProblems(tinker);
+    const blocking = problems.filter((p) => p.blocking).map((p) => `It cannot train on Tinker as it is: ${p.message} Fix: ${p.fix}`);
+    const editable = Object.keys(config.values).length;
+    const source =
+      introspection === 'import'
+        ? 'values from config_init()'
+        : `could not import it (${import_error}), so the fields were read from its source; install the missing packages into RL_PYTHON before training`;
+    return {
+      message: [
+        `Selected environment: ${environment.name} (${editable} configurable fields; ${source}).`,
+        ...blocking,
+        ...notes,
+        'Next: rl_get_current_config() to review, rl_edit_config(field, value) to change.',
+      ].join(' '),
+      environment: environment.name,
+      file_path: environment.file_path,
+      class_name: environment.class_name,
+      config_class: config.config_class,
+      configurable_fields: editable,
+      locked_fields: config.fields.length - editable,
+      introspection,
+      ...(import_error !== undefined ? { import_error } : {}),
+      ...tinker,
+      tinker_problems: problems,
+    };
+  },
+});

@@ -1,0 +1,123 @@
+/** rl_start_training: launch and supervise a training run of the selected environment, or of one named in the call (Hermes tool 5). */
+import { z } from 'zod';
+import { previewValues, type JsonValue } from '../core/json.js';
+import { runLogUris } from '../core/resourceUris.js';
+import type { SelectedConfig } from '../runtime/config/selectionStore.js';
+import { confirmationQuestion, estimateAnswer } from '../runtime/wiring/costs.js';
+import { UserError } from '../core/errors.js';
+import { estimateSchema } from './costSchemas.js';
+import { defineTool, type ToolContext } from './define.js';
+import { configValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
+import { environmentName } from './rl_select_environment.js';
+import { processLogs, processLogUris } from './runSchemas.js';
+
+const CONFIG_SOURCES = ['selection', 'selection+config', 'environment', 'environment+config'] as const;
+
+/** What the run was built from, in the answer's words. */
+function basis(source: (typeof CONFIG_SOURCES)[number], config: SelectedConfig, overrides: Record<string, JsonValue>): string {
+  const { environment, selectedAt } = config;
+  const from = source.startsWith('environment') ? `${environment.name}'s config_init() values, as a fresh selection has them` : `the saved selection (${environment.name}, selected at ${selectedAt})`;
+  const set = Object.keys(overrides).length > 0 ? ` with ${Object.keys(overrides).join(', ')} set for this run only` : '';
+  return `Config: ${from}${set}${source === 'selection' ? '' : '; the saved selection is unchanged'}.`;
+}
+
+/**
+ * Over RL_CONFIRM_ABOVE_USD, a client that can be asked asks the user first; a refusal over
+ * budget comes before the question. A client that cannot be asked starts as before.
+ */
+async function confirmSpending(ctx: ToolContext, selection: Parameters<ToolContext['runtime']['runs']['estimate']>[0]): Promise<void> {
+  const { runtime } = ctx;
+  const { estimate, refusal } = runtime.runs.estimate(selection);
+  if (refusal) throw refusal;
+  const question = confirmationQuestion(runtime.settings, estimate, selection.environment.name);
+  if (question === undefined) return;
+  const answer = await ctx.confirm(question);
+  if (answer === 'accept' || answer === 'unsupported') return;
+  throw new UserError(`Not started: the user ${answer === 'decline' ? 'declined' : 'did not confirm'} the cost. Nothing was started or written.`, {
+    started: false,
+    cost_estimate: estimateAnswer(runtime.settings, estimate),
+  });
+}
+
+function every(seconds: number): string {
+  if (seconds <= 0) return 'as often as needed';
+  return seconds % 60 === 0 ? `about every ${seconds / 60} minutes` : `about every ${seconds} seconds`;
+}
+
+export const rlStartTraining = defineTool({
+  name: 'rl_start_training',
+  title: 'Start a training run',
+  description:
+    'Start RL training of the selected environment with the current config on Tinker (paid compute; runs take hours). Returns at once with ' +
+    'run_id and status "starting": the server starts the Atropos API, the trainer and the environment in that order, each once the previous ' +
+    'is ready, and supervises them; runs survive server restarts. Model, LoRA rank, learning rate, total_steps and the like are locked by ' +
+    'the operator; set group_size, batch_size or wandb_project with rl_edit_config first, or pass them in `config` for this run only. ' +
+    'With `environment` the run starts from that environment\'s config_init() values, as a fresh rl_select_environment would, plus `config`; ' +
+    'with only `config`, from the saved selection plus `config`. A start never changes the saved selection, so one call starts a fully ' +
+    'specified run and a sweep is one call per value. `config` values are checked as rl_edit_config checks them. Refuses with the fix when the run ' +
+    'would fail or stall (no environment selected, missing TINKER_API_KEY/WANDB_API_KEY, Python < 3.11, no tinker-atropos install, an ' +
+    'environment that cannot train on Tinker, a port in use, RL_MAX_CONCURRENT_RUNS runs active). Several runs may train at once, each on its own ' +
+    'ports. Answers cost_estimate (an estimate, as rl_estimate_cost); refused over RL_MAX_RUN_COST_USD or what RL_MAX_TOTAL_COST_USD leaves; above ' +
+    'RL_CONFIRM_ABOVE_USD a client supporting elicitation is asked to confirm first. Then follow it with rl_check_status(run_id) or rl_wait_for_run.',
+  input: z
+    .object({
+      environment: environmentName.optional().describe("Train this environment (a name from rl_list_environments), from its config_init() values, instead of the saved selection's"),
+      config: z
+        .record(z.string().min(1).max(128), configValue)
+        .optional()
+        .describe('Field -> value for this run only, each checked as rl_edit_config checks it (e.g. {"group_size": 8}); the saved selection is not changed'),
+    })
+    .strict(),
+  output: z.object({
+    run_id: z.string(),
+    status: z.literal('starting'),
+    environment: z.string(),
+    config_source: z
+      .enum(CONFIG_SOURCES)
+      .describe('What the config was built from: the saved selection, or the environment named in the call (config_init() values), plus `config` when given'),
+    overrides: z.record(z.string(), z.unknown()).optional().describe('The `config` values as set (converted to the fields\' types)'),
+    config: z.record(z.string(), z.unknown()).describe("The run config's env section (locked values plus the edited fields); long values shown by their start (config_path holds them whole)"),
+    wandb_project: z.string(),
+    wandb_run_name: z.string().describe('tinker.wandb_run_name = <env>-<run_id>; W&B runs are grouped under wandb_group'),
+    trainer_wandb_run_name: z.string().describe("The trainer's W&B run name"),
+    wandb_group: z.string(),
+    config_path: z.string(),
+    logs: processLogs,
+    log_uris: processLogUris,
+    cost_estimate: estimateSchema.describe('What this run will cost, estimated at its start; rl_check_status reports spend so far'),
+    message: z.string(),
+  }),
+  // Not idempotent: each call starts (and bills) a new run. Open world: it drives the paid Tinker service.
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async handler(args, ctx) {
+    const { runtime, signal } = ctx;
+    const request = { ...args, config: args.config as Record<string, JsonValue> | undefined };
+    const selected = await runtime.selection.forRun(request, signal);
+    await confirmSpending(ctx, selected.config);
+    const { record, config, estimate } = await runtime.runs.start(selected.config, signal);
+    const id = record.run_id;
+    const source = `${args.environment !== undefined ? 'environment' : 'selection'}${args.config !== undefined ? '+config' : ''}` as const;
+    return {
+      run_id: id,
+      status: 'starting' as const,
+      environment: record.environment,
+      config_source: source,
+      ...(args.config !== undefined ? { overrides: previewValues(selected.applied, SHOWN_VALUE_CHARS) } : {}),
+      config: previewValues(config.env as Record<string, JsonValue>, SHOWN_VALUE_CHARS),
+      wandb_project: record.wandb_project,
+      wandb_run_name: record.wandb_run_name,
+      trainer_wandb_run_name: record.trainer_wandb_run_name,
+      wandb_group: record.wandb_group,
+      config_path: record.config_path,
+      logs: record.logs,
+      log_uris: runLogUris(id),
+      cost_estimate: estimateAnswer(runtime.settings, estimate),
+      message: [
+        `Training starting. Use rl_check_status('${id}') to monitor (${every(runtime.settings.statusMinIntervalSeconds)}; it is rate limited per run).`,
+        `Stop it with rl_stop_training('${id}').`,
+        basis(source, selected.config, selected.applied),
+        ...selected.notes,
+      ].join(' '),
+    };
+  },
+});

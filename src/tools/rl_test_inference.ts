@@ -1,0 +1,148 @@
+/** rl_test_inference: smoke-test the selected environment against OpenAI-compatible models. */
+import { z } from 'zod';
+import { SERVER_TYPES } from '../runtime/inference/command.js';
+import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS } from '../runtime/inference/testRegistry.js';
+import { TEST_ID_PATTERN } from '../core/files/home.js';
+import { DEFAULT_TEST_MODELS } from '../runtime/inference/models.js';
+import { defineTool } from './define.js';
+import { serverEntriesNeeded } from '../runtime/environments/tinkerReadiness.js';
+import { environmentName } from './rl_select_environment.js';
+
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:;/@+-]*$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const input = z
+  .object({
+    environment: environmentName.optional().describe('Test this environment (a name from rl_list_environments) instead of the selected one; the selection is not changed'),
+    num_steps: z.number().int().min(1).max(50).default(3).describe('Groups (steps) per model'),
+    group_size: z.number().int().min(1).max(64).default(16).describe('Completions per group; 3 x 16 = 48 rollouts per model'),
+    models: z
+      .array(z.string().min(1).max(256).regex(MODEL_ID, 'a model id such as qwen/qwen3-8b, Qwen/Qwen3-8B or tinker://.../sampler_weights/step_N'))
+      .min(1)
+      .max(8)
+      .optional()
+      .describe(
+        `Model ids to test, exactly these (default: ${DEFAULT_TEST_MODELS.map((m) => m.id).join(', ')}). tinker://.../sampler_weights/step_N checkpoints, ` +
+          'and Tinker base models (Hugging Face ids such as Qwen/Qwen3-8B, unless base_url is given), are sampled through TINKER_OAI_BASE_URL with TINKER_API_KEY',
+      ),
+    base_url: z.string().min(1).max(2048).default(DEFAULT_BASE_URL).describe('OpenAI-compatible endpoint (http or https)'),
+    api_key_env: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(ENV_NAME, 'an environment variable name')
+      .default(DEFAULT_API_KEY_ENV)
+      .describe("Name of the server's environment variable holding the endpoint's key, ending in _API_KEY (never the key itself)"),
+    server_type: z.enum(SERVER_TYPES).default('openai'),
+    timeout_seconds: z.number().int().min(1).max(3600).default(600).describe('Per model; the model is killed and reported timed_out after it'),
+    wait_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_WAIT_SECONDS)
+      .default(50)
+      .describe('How long this call waits before answering status "running"; keep it below the client\'s request timeout (often 60 s)'),
+    test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id returned by an earlier call').optional().describe('Wait again on (or fetch) a test started earlier; other arguments are then ignored'),
+    use_wandb: z.boolean().default(false).describe('Log the test to W&B (needs WANDB_API_KEY)'),
+  })
+  .strict();
+
+const step = z.object({ step: z.number(), completions: z.number(), correct: z.number() });
+const modelResult = z.object({
+  model: z.string(),
+  name: z.string(),
+  scale: z.string(),
+  output_file: z.string(),
+  log_file: z.string(),
+  steps: z.array(step),
+  steps_tested: z.number(),
+  total_completions: z.number(),
+  correct_completions: z.number(),
+  accuracy: z.number(),
+  steps_with_correct: z.number(),
+  step_success_rate: z.number(),
+  mean_score: z.number(),
+  duration_seconds: z.number().optional(),
+  error: z.string().optional(),
+  error_kind: z.string().optional().describe('What kind of failure error describes: authentication, model_not_found, no_learning_signal, ...'),
+  stderr_tail: z.string().optional(),
+  exit_code: z.number().nullable().optional(),
+  timed_out: z.boolean().optional(),
+  rollout_tokens: z
+    .object({
+      source: z.string().describe('tokens/masks: counted by the environment\'s tokenizer; chars/4: from the messages at 4 characters per token'),
+      rollouts: z.number(),
+      prompt_tokens: z.object({ mean: z.number(), max: z.number() }),
+      completion_tokens: z.object({ mean: z.number(), p25: z.number(), max: z.number() }),
+    })
+    .optional()
+    .describe('Measured tokens per rollout: what rl_estimate_cost uses for this environment'),
+  endpoint: z.string().optional(),
+});
+
+const output = z.object({
+  test_id: z.string(),
+  status: z.enum(['running', 'completed', 'cancelled']),
+  message: z.string().optional(),
+  environment: z.string(),
+  environment_file: z.string(),
+  test_config: z.object({
+    num_steps: z.number(),
+    group_size: z.number(),
+    rollouts_per_model: z.number(),
+    total_rollouts: z.number(),
+    base_url: z.string(),
+    server_type: z.string(),
+  }),
+  progress: z
+    .object({
+      models_total: z.number(),
+      models_finished: z.number(),
+      elapsed_seconds: z.number(),
+      models: z.array(z.object({ model: z.string(), state: z.string(), log_file: z.string(), elapsed_seconds: z.number().optional(), pid: z.number().optional() })),
+    })
+    .optional(),
+  models_tested: z.array(modelResult).optional(),
+  result_file: z.string().optional().describe('result.json: this result with every completion\'s score per step'),
+  summary: z
+    .object({
+      steps_requested: z.number(),
+      models_tested: z.number(),
+      models_succeeded: z.number(),
+      best_model: z.string().nullable(),
+      avg_accuracy: z.number(),
+      environment_working: z.boolean(),
+      output_directory: z.string(),
+    })
+    .optional(),
+});
+
+export const rlTestInference = defineTool({
+  name: 'rl_test_inference',
+  title: 'Smoke-test the environment against models',
+  description: [
+    'Run the selected environment (or the one named in `environment`) in atroposlib `process` mode against',
+    'OpenAI-compatible models (default OpenRouter with OPENROUTER_API_KEY) before paying for training: per model,',
+    'num_steps groups of group_size completions are scored by',
+    'the environment; reports accuracy (score > 0), step success and a summary. Models run concurrently, each with its',
+    'own timeout. The call answers when done or after wait_seconds with {test_id, status: "running", progress}; call',
+    'again with {test_id} to wait more or get the result. Cancelling the call that started a test stops the test;',
+    'cancelling a call that only waits on test_id does not. Files: RL_HOME/inference_tests/<test_id>/ (result_file holds every',
+    'completion\'s score; read a model\'s log with rl_read_log({test_id, model})).',
+  ].join(' '),
+  input,
+  output,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async handler(args, ctx) {
+    const { inferenceTests, selection } = ctx.runtime;
+    const wait = { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress };
+    if (args.test_id !== undefined) return inferenceTests.waitFor(args.test_id, wait);
+    // A named environment is judged from its source; the selection from its import, when that worked.
+    const chosen = args.environment !== undefined ? await ctx.runtime.environments.resolve(args.environment) : undefined;
+    const selected = chosen === undefined ? await selection.verified(ctx.signal) : undefined;
+    const environment = chosen ?? selected!.environment;
+    const shape = selected?.tinker.server_configs ?? chosen!.server_configs;
+    const base_url_explicit = args.base_url !== DEFAULT_BASE_URL;
+    return inferenceTests.startAndWait({ ...args, environment, server_entries: serverEntriesNeeded(shape), base_url_explicit }, wait);
+  },
+});

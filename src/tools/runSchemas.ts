@@ -1,0 +1,51 @@
+/** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results, rl_dashboard_snapshot). */
+import { z } from 'zod';
+import { RUN_ID_PATTERN, RUN_PROCESSES } from '../core/files/home.js';
+import { RUN_STATUSES } from '../runtime/runs/registry/record.js';
+import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';
+
+export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id from rl_start_training or rl_list_runs');
+
+export const runStatus = z.enum(RUN_STATUSES);
+
+/** A W&B value: non-finite ones stay visible as strings ("NaN", "Infinity"); null = not logged. */
+export const wandbNumber = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']), z.null()]);
+
+/** What every answer listing runs says of each: rl_list_runs and rl_compare_runs extend it. */
+export const listedRunFields = {
+  run_id: z.string(),
+  environment: z.string().nullable(),
+  status: runStatus,
+  started_at: z.string().nullable(),
+  error: z.string().optional().describe('Why the run record is unusable (status unknown)'),
+};
+
+export const healthSchema = z
+  .object({
+    verdict: z.enum(HEALTH_VERDICTS),
+    reasons: z.array(
+      z.object({
+        code: z.string(),
+        message: z.string(),
+        evidence: z.object({ line: z.string().optional(), count: z.number().int().optional(), at: z.string().optional(), process: z.enum(RUN_PROCESSES).optional() }).optional(),
+      }),
+    ),
+    last_step: z.number().int().nullable().describe('Trainer steps completed, as observed'),
+    last_step_at: z.string().nullable(),
+    seconds_since_progress: z.number().int().nullable().describe('Since the last trainer step or new data; null when not training'),
+    observed_at: z.string().nullable().describe('When the supervisor last looked at the run'),
+  })
+  .describe('Is the run learning: starting, waiting_for_data, healthy, degraded, stalled, or its ended state, with the evidence');
+
+export const perProcess = <T extends z.ZodType>(item: T) => z.object({ api: item, trainer: item, env: item });
+
+/** One process of a run as rl_check_status and the dashboard show it. */
+export const processState = z.object({
+  state: z.enum(['not_started', 'running', 'exited']),
+  pid: z.number().int().nullable(),
+  exit_code: z.number().int().nullable().describe('null while running, when killed by a signal, or when unknown (ended while no server supervised it)'),
+  signal: z.string().optional(),
+});
+
+export const processLogs = perProcess(z.string()).describe('Log file of each process');
+export const processLogUris = perProcess(z.string()).describe('The same logs as MCP resources (rl://runs/<id>/logs/<process>)');

@@ -1,0 +1,96 @@
+/**
+ * Paths named in prose stay true: README, docs/ and the comments of the code name only files and
+ * folders the repository has. Moving a file without updating what names it fails here.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { test } from 'node:test';
+import ts from 'typescript';
+import { REPO_ROOT } from './helpers/tmp.js';
+
+/** The repository's own top-level folders; a path in prose that starts with one is checked. */
+const ROOTS = ['src', 'test', 'python', 'docs', 'scripts', 'bench', 'examples', 'ui', 'clients'];
+const PATH = new RegExp(String.raw`(?<![\w./-])((?:${ROOTS.join('|')})/[\w.*/{},-]*[\w*}])`, 'g');
+
+/** Every path a piece of prose names; `a/{b,c}.ts` names two, `*` matches within one name. */
+export function namedPaths(prose: string): string[] {
+  return [...prose.matchAll(PATH)]
+    .filter((m) => prose[m.index + m[0].length] !== '<' && !isAppsMethod(m[1]!))
+    .flatMap((m) => expandBraces(m[1]!.replace(/\.$/, '')));
+}
+
+/** MCP Apps' method and `_meta` names (`ui/initialize`, `ui/resourceUri`) share the ui/ folder's prefix; its files have extensions. */
+function isAppsMethod(path: string): boolean {
+  return path.startsWith('ui/') && !/\.\w+$/.test(path);
+}
+
+function expandBraces(path: string): string[] {
+  const m = /\{([^{}]*)\}/.exec(path);
+  if (!m) return [path];
+  return m[1]!.split(',').flatMap((alt) => expandBraces(path.slice(0, m.index) + alt + path.slice(m.index + m[0].length)));
+}
+
+/** Whether the repository has this path; `*` in a name matches any characters of one name. */
+export function exists(root: string, path: string): boolean {
+  if (!path.includes('*')) return existsSync(join(root, path));
+  const parts = path.split('/');
+  const walk = (dir: string, i: number): boolean => {
+    if (i === parts.length) return true;
+    const part = parts[i]!;
+    if (!part.includes('*')) return existsSync(join(dir, part)) && walk(join(dir, part), i + 1);
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) return false;
+    const re = new RegExp(`^${part.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    return readdirSync(dir).some((name) => re.test(name) && walk(join(dir, name), i + 1));
+  };
+  return walk(root, 0);
+}
+
+/** The text of every comment in a TypeScript file. */
+function tsComments(file: string, text: string): string {
+  const ast = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const seen = new Set<number>();
+  const out: string[] = [];
+  const collect = (ranges: readonly ts.CommentRange[] | undefined): void => {
+    for (const r of ranges ?? []) if (!seen.has(r.pos)) (seen.add(r.pos), out.push(text.slice(r.pos, r.end)));
+  };
+  const visit = (node: ts.Node): void => {
+    collect(ts.getLeadingCommentRanges(text, node.getFullStart()));
+    collect(ts.getTrailingCommentRanges(text, node.getEnd()));
+    ts.forEachChild(node, visit);
+  };
+  visit(ast);
+  return out.join('\n');
+}
+
+function filesUnder(dir: string, ext: RegExp): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === 'node_modules' || name === '__pycache__' || name.startsWith('.')) return [];
+    return statSync(path).isDirectory() ? filesUnder(path, ext) : ext.test(name) ? [path] : [];
+  });
+}
+
+function prose(): { file: string; text: string }[] {
+  const docs = [join(REPO_ROOT, 'README.md'), ...filesUnder(join(REPO_ROOT, 'docs'), /\.md$/)].map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+  const code = ['src', 'test', 'scripts', 'bench'].flatMap((d) => filesUnder(join(REPO_ROOT, d), /\.ts$/)).map((file) => ({ file, text: tsComments(file, readFileSync(file, 'utf8')) }));
+  const python = ['python', 'examples', join('test', 'fakes')].flatMap((d) => filesUnder(join(REPO_ROOT, d), /\.py$/)).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
+  return [...docs, ...code, ...python];
+}
+
+test('README, docs and comments name only paths that exist', () => {
+  const missing = prose().flatMap(({ file, text }) => namedPaths(text).filter((p) => !exists(REPO_ROOT, p)).map((p) => `${relative(REPO_ROOT, file)}: ${p}`));
+  assert.deepEqual([...new Set(missing)], []);
+});
+
+test('the check can fail: a moved file, a brace list and a wildcard are read as paths', () => {
+  assert.deepEqual(namedPaths('see `src/mcp/tools/define.ts`, src/tools/{define,registry}.ts, src/tools/rl_<name>.ts, ui/initialize and src/tools/rl_*.ts.'), [
+    'src/mcp/tools/define.ts',
+    'src/tools/define.ts',
+    'src/tools/registry.ts',
+    'src/tools/rl_*.ts',
+  ]);
+  assert.equal(exists(REPO_ROOT, 'src/mcp/tools/define.ts'), false);
+  assert.equal(exists(REPO_ROOT, 'src/tools/rl_*.ts'), true);
+  assert.equal(exists(REPO_ROOT, 'src/tools/zz_*.ts'), false);
+});

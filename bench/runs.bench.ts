@@ -72,7 +72,7 @@ export default async function runsBench(): Promise<BenchFigure[]> {
       const stopped = runtime.runs.get(record.run_id);
       if (!isDamaged(stopped)) {
         const from = Date.parse(stopped.stop_requested_at!);
-        exits = (['env', 'trainer', 'api'] as const).map((p) => `${p} +${Date.parse(stopped.processes[p].ended_at!) - from} ms`).join(', ');
+        exits = (['env', 'trainer', 'api'] as const).map((p) => `${p} +${Date.parse(stopped.processes[p]!.ended_at!) - from} ms`).join(', ');
       }
     }
     const started = performance.now();

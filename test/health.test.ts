@@ -4,18 +4,21 @@ import { test } from 'node:test';
 import { assessHealth, FIRST_STEP_ALLOWANCE, type HealthVerdict } from '../src/runtime/runs/watching/health.js';
 import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../src/runtime/runs/atropos/logSignals.js';
 import { emptyProcess, type RunObservations, type RunRecord } from '../src/runtime/runs/registry/record.js';
+import type { FullRecord } from './helpers/runs.js';
 import { TrainerLogScanner } from '../src/runtime/runs/atropos/trainerLog.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00.000Z');
 const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();
 const STALL = 100;
 
-function record(status: RunRecord['status'], observed?: Partial<RunObservations>, extra: Partial<RunRecord> = {}): RunRecord {
+function record(status: RunRecord['status'], observed?: Partial<RunObservations>, extra: Partial<RunRecord> = {}): FullRecord {
   const processes = { api: emptyProcess([]), trainer: emptyProcess([]), env: emptyProcess([]) };
   for (const p of Object.values(processes)) p.state = 'running';
   return {
     version: 1,
     run_id: 'abcdef01',
+    framework: 'atropos',
+    placement: 'local',
     environment: 'gsm8k',
     environment_file: '/x/gsm8k.py',
     status,
@@ -37,7 +40,7 @@ function record(status: RunRecord['status'], observed?: Partial<RunObservations>
     processes,
     ...(observed ? { observed: { observed_at: at(0), steps_completed: 0, ...observed } } : {}),
     ...extra,
-  };
+  } as FullRecord;
 }
 
 const connection = { line: 'Error in collect_trajectories: RetryError[<Future at 0x7f state=finished raised ClientConnectorError>]', count: 12 };

@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunProcess } from '../src/core/files/home.js';
 import { canTransition, LIFE_STATES, type LifeState, Lifecycle, TRANSITIONS } from '../src/runtime/runs/supervision/lifecycle.js';
-import { judge, type ProcessEnd, type RunFacts, type Verdict, verdictOf } from '../src/runtime/runs/atropos/outcome.js';
-import { apiReadiness, atStage, envReadiness, INFERENCE_GRACE_MS, type Readiness, trainerReadiness } from '../src/runtime/runs/atropos/readiness.js';
+import { judge, type ProcessEnd, type RunFacts, verdictOf } from '../src/runtime/runs/atropos/outcome.js';
+import { apiReadiness, envReadiness, INFERENCE_GRACE_MS, STAGE_GOAL, trainerReadiness } from '../src/runtime/runs/atropos/readiness.js';
+import type { Readiness, Verdict } from '../src/runtime/runs/framework.js';
+import { atStage } from '../src/runtime/runs/supervision/stages.js';
 import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -131,8 +133,8 @@ for (const row of READINESS) {
 }
 
 test('a start-up failure names its stage; a completion is left alone', () => {
-  assert.match(atStage('trainer', failed('trainer', 'boom')).error!, /^Start-up failed at stage 'trainer' \(waiting for the trainer to register .*\): boom$/);
-  assert.deepEqual(atStage('env', { status: 'completed' }), { status: 'completed' });
+  assert.match(atStage('trainer', STAGE_GOAL.trainer, failed('trainer', 'boom')).error!, /^Start-up failed at stage 'trainer' \(waiting for the trainer to register .*\): boom$/);
+  assert.deepEqual(atStage('env', STAGE_GOAL.env, { status: 'completed' }), { status: 'completed' });
 });
 
 /** A lifecycle brought to `state` along allowed transitions (the shortest way from `created`). */

@@ -7,14 +7,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { callTool, connectStdio } from './helpers/client.js';
-import { isAlive, killLeftovers, leftovers, newHome, occupyWithTrickle, record, runServer, runServerEnv, startRun, waitForRun, waitUntil } from './helpers/runs.js';
+import { type FullRecord, isAlive, killLeftovers, leftovers, newHome, occupyWithTrickle, record, runServer, runServerEnv, startRun, waitForRun, waitUntil } from './helpers/runs.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
 
-const readRecord = (home: string, id: string): RunRecord => JSON.parse(readFileSync(join(home, 'runs', id, 'run.json'), 'utf8')) as RunRecord;
-const pidsOf = (r: RunRecord): number[] => Object.values(r.processes).map((p) => p.pid!);
+const readRecord = (home: string, id: string): FullRecord => JSON.parse(readFileSync(join(home, 'runs', id, 'run.json'), 'utf8')) as FullRecord;
+const pidsOf = (r: FullRecord): number[] => Object.values(r.processes).map((p) => p.pid!);
 
 /**
  * A real server process that starts a run and is then killed with SIGKILL once the run is running

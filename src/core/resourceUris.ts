@@ -26,11 +26,6 @@ const pageQuery = (page?: Page): string => (page ? `?offset=${page.offset}&lengt
 export const runUri = (runId: string): string => `rl://runs/${runId}`;
 export const runConfigUri = (runId: string): string => `rl://runs/${runId}/config`;
 export const runLogUri = (runId: string, process: RunProcess, page?: Page): string => `rl://runs/${runId}/logs/${process}${pageQuery(page)}`;
-export const runLogUris = (runId: string): Record<RunProcess, string> => ({
-  api: runLogUri(runId, 'api'),
-  trainer: runLogUri(runId, 'trainer'),
-  env: runLogUri(runId, 'env'),
-});
 export const environmentSourceUri = (name: string): string => `rl://environments/${encodeURIComponent(name)}/source`;
 const fileUri = (kind: string, id: string, file: string, page?: Page): string =>
   `rl://${kind}/${encodeURIComponent(id)}/${file.split('/').map(encodeURIComponent).join('/')}${pageQuery(page)}`;

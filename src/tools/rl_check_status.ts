@@ -4,7 +4,7 @@ import { statusWithMetrics } from '../runtime/wiring/reports.js';
 import { runCostSchema } from './costSchemas.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';
 import { defineTool } from './define.js';
-import { healthSchema, perProcess, processLogs, processLogUris, processState, runIdInput, runStatus, wandbNumber } from './runSchemas.js';
+import { healthSchema, perProcess, runKind, processLogs, processLogUris, processState, runIdInput, runStatus, wandbNumber } from './runSchemas.js';
 
 
 export const rlCheckStatus = defineTool({
@@ -26,6 +26,8 @@ export const rlCheckStatus = defineTool({
     phase: z.string().optional().describe('starting_api, starting_trainer, starting_env, waiting_for_data, training, stopping or done'),
     health: healthSchema.optional(),
     environment: z.string().optional(),
+    framework: runKind.framework.optional(),
+    placement: runKind.placement.optional(),
     running_time_minutes: z.number().optional(),
     processes: perProcess(processState).optional(),
     wandb_project: z.string().optional(),

@@ -1,7 +1,8 @@
 /** rl_start_training: launch and supervise a training run of the selected environment, or of one named in the call (Hermes tool 5). */
 import { z } from 'zod';
 import { previewValues, type JsonValue } from '../core/json.js';
-import { runLogUris } from '../core/resourceUris.js';
+import type { RunProcess } from '../core/files/home.js';
+import { runLogUri } from '../core/resourceUris.js';
 import type { SelectedConfig } from '../runtime/config/selectionStore.js';
 import { confirmationQuestion, estimateAnswer } from '../runtime/wiring/costs.js';
 import { UserError } from '../core/errors.js';
@@ -9,7 +10,7 @@ import { estimateSchema } from './costSchemas.js';
 import { defineTool, type ToolContext } from './define.js';
 import { configValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
 import { environmentName } from './rl_select_environment.js';
-import { processLogs, processLogUris } from './runSchemas.js';
+import { processLogs, processLogUris, runKind } from './runSchemas.js';
 
 const CONFIG_SOURCES = ['selection', 'selection+config', 'environment', 'environment+config'] as const;
 
@@ -72,6 +73,7 @@ export const rlStartTraining = defineTool({
     run_id: z.string(),
     status: z.literal('starting'),
     environment: z.string(),
+    ...runKind,
     config_source: z
       .enum(CONFIG_SOURCES)
       .describe('What the config was built from: the saved selection, or the environment named in the call (config_init() values), plus `config` when given'),
@@ -101,16 +103,18 @@ export const rlStartTraining = defineTool({
       run_id: id,
       status: 'starting' as const,
       environment: record.environment,
+      framework: record.framework,
+      placement: record.placement,
       config_source: source,
       ...(args.config !== undefined ? { overrides: previewValues(selected.applied, SHOWN_VALUE_CHARS) } : {}),
-      config: previewValues(config.env as Record<string, JsonValue>, SHOWN_VALUE_CHARS),
+      config: previewValues(config, SHOWN_VALUE_CHARS),
       wandb_project: record.wandb_project,
       wandb_run_name: record.wandb_run_name,
       trainer_wandb_run_name: record.trainer_wandb_run_name,
       wandb_group: record.wandb_group,
       config_path: record.config_path,
       logs: record.logs,
-      log_uris: runLogUris(id),
+      log_uris: Object.fromEntries(Object.keys(record.logs).map((name) => [name, runLogUri(id, name as RunProcess)])),
       cost_estimate: estimateAnswer(runtime.settings, estimate),
       message: [
         `Training starting. Use rl_check_status('${id}') to monitor (${every(runtime.settings.statusMinIntervalSeconds)}; it is rate limited per run).`,

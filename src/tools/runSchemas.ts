@@ -1,7 +1,7 @@
 /** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results, rl_dashboard_snapshot). */
 import { z } from 'zod';
 import { RUN_ID_PATTERN, RUN_PROCESSES } from '../core/files/home.js';
-import { RUN_STATUSES } from '../runtime/runs/registry/record.js';
+import { FRAMEWORKS, PLACEMENTS, RUN_STATUSES } from '../runtime/runs/registry/record.js';
 import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';
 
 export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id from rl_start_training or rl_list_runs');
@@ -37,7 +37,14 @@ export const healthSchema = z
   })
   .describe('Is the run learning: starting, waiting_for_data, healthy, degraded, stalled, or its ended state, with the evidence');
 
-export const perProcess = <T extends z.ZodType>(item: T) => z.object({ api: item, trainer: item, env: item });
+/** One entry per process of the run's framework: an Atropos run has api, trainer and env; a cookbook run its trainer only. */
+export const perProcess = <T extends z.ZodType>(item: T) => z.object({ api: item.optional(), trainer: item.optional(), env: item.optional() });
+
+/** Which framework trains the run and where its processes live. */
+export const runKind = {
+  framework: z.enum(FRAMEWORKS).describe('atropos (Atropos API, trainer, environment) or cookbook (a tinker-cookbook recipe: one process)'),
+  placement: z.enum(PLACEMENTS).describe('local (children of the host) or slurm (steps of a Slurm job)'),
+};
 
 /** One process of a run as rl_check_status and the dashboard show it. */
 export const processState = z.object({

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { runIndexPath } from '../../src/core/files/home.js';
 import { initialRecord, type RunRecord } from '../../src/runtime/runs/registry/record.js';
+import type { FullRecord } from './runs.js';
 import { RunIndex } from '../../src/runtime/runs/registry/runIndex.js';
 import { RunStore } from '../../src/runtime/runs/registry/store.js';
 
@@ -21,13 +22,15 @@ export interface RunSpec {
 }
 
 /** The record of a run as it would stand in `spec.status` (default `completed`). */
-export function runRecord(home: string, spec: RunSpec): RunRecord {
+export function runRecord(home: string, spec: RunSpec): FullRecord {
   const dir = join(home, 'runs', spec.runId);
   const env = spec.environment ?? 'gsm8k';
   const names = { wandb_project: 'p', wandb_run_name: `${env}-${spec.runId}`, trainer_wandb_run_name: `${env}-${spec.runId}-trainer-x`, wandb_run_suffix: 'x', wandb_group: spec.runId, wandb_name: env, use_wandb: false };
   const logs = { api: join(dir, 'api.log'), trainer: join(dir, 'trainer.log'), env: join(dir, 'env.log') };
   const record = initialRecord({
     runId: spec.runId,
+    framework: 'atropos',
+    placement: 'local',
     selection: { environment: { name: env, file_path: `/envs/${env}.py` } },
     names,
     configPath: join(dir, 'config.yaml'),
@@ -44,10 +47,10 @@ export function runRecord(home: string, spec: RunSpec): RunRecord {
     for (const p of Object.values(record.processes)) p.state = 'exited';
   } else if (record.status === 'running') record.phase = 'training';
   (spec.runningPids ?? []).forEach((pid, i) => Object.assign(Object.values(record.processes)[i]!, { state: 'running', pid, pgid: pid }));
-  return record;
+  return record as FullRecord;
 }
 
-export function writeRunDir(home: string, spec: RunSpec): RunRecord {
+export function writeRunDir(home: string, spec: RunSpec): FullRecord {
   const record = runRecord(home, spec);
   const dir = join(home, 'runs', spec.runId);
   mkdirSync(dir, { recursive: true });

@@ -12,7 +12,8 @@ import { dirname, join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { stringify } from 'yaml';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import type { RunRecord } from '../../src/runtime/runs/registry/record.js';
+import type { RunProcess } from '../../src/core/files/home.js';
+import type { ProcessRecord, RunRecord } from '../../src/runtime/runs/registry/record.js';
 import { isDamaged } from '../../src/runtime/runs/registry/record.js';
 import { connectInMemory, type InMemoryHarness } from './client.js';
 import { makeFakeInstall, type FakeInstall } from './fakeInstall.js';
@@ -110,14 +111,17 @@ export async function waitUntil<T>(what: string, probe: () => T | undefined | fa
   }
 }
 
+/** A record typed with every process an Atropos run has; a test of a run of another framework reads only the processes it has. */
+export type FullRecord = RunRecord & { processes: Record<RunProcess, ProcessRecord>; logs: Record<RunProcess, string> };
+
 /** The run's record as the registry holds it (no rate limit involved). */
-export function record(h: InMemoryHarness, runId: string): RunRecord {
+export function record(h: InMemoryHarness, runId: string): FullRecord {
   const entry = h.runtime.runs.get(runId);
   assert.ok(!isDamaged(entry), `run ${runId} is damaged: ${JSON.stringify(entry)}`);
-  return entry;
+  return entry as FullRecord;
 }
 
-export function waitForRun(h: InMemoryHarness, runId: string, what: string, pred: (r: RunRecord) => boolean, seconds = 60): Promise<RunRecord> {
+export function waitForRun(h: InMemoryHarness, runId: string, what: string, pred: (r: FullRecord) => boolean, seconds = 60): Promise<FullRecord> {
   return waitUntil(`run ${runId} ${what}`, () => {
     const r = record(h, runId);
     return pred(r) ? r : undefined;

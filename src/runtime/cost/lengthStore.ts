@@ -8,7 +8,8 @@ import { dirname } from 'node:path';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { rolloutLengthsPath } from '../../core/files/home.js';
 import type { Logger } from '../../core/logger.js';
-import type { RolloutLengths } from './lengths.js';
+import type { LengthsInfo } from './estimate.js';
+import { poolLengths, type RolloutLengths } from './lengths.js';
 
 export interface MeasuredRollouts {
   environment: string;
@@ -63,4 +64,19 @@ export function saveTestLengths(home: string, test: { environment: string; test_
   } catch (err) {
     logger.warn({ err, test_id: test.test_id }, 'rollout lengths not saved; cost estimates keep the earlier ones');
   }
+}
+
+/** Last path part, lower case: `qwen/qwen3-8b` (OpenRouter) matches `Qwen/Qwen3-8B` (Tinker). */
+const sameModel = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase() || a.toLowerCase().split('/').pop() === b.toLowerCase().split('/').pop();
+
+/** The measured lengths an estimate of `model` uses: the tested model that is the trained one, else all tested models pooled. */
+export function lengthsFor(home: string, environment: string, model: string): LengthsInfo | undefined {
+  const measured = measuredRollouts(home, environment);
+  if (measured === undefined) return undefined;
+  const ids = Object.keys(measured.models);
+  const same = ids.find((id) => sameModel(id, model));
+  const lengths = same !== undefined ? measured.models[same] : poolLengths(ids.map((id) => measured.models[id]!));
+  if (lengths === undefined) return undefined;
+  const models = same ?? (ids.length === 1 ? ids[0]! : `${ids.length} models pooled (none is ${model})`);
+  return { lengths, test_id: measured.test_id, measured_at: measured.measured_at, models };
 }

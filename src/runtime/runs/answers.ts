@@ -1,6 +1,6 @@
 /** What the run tools answer about a run: the shapes RunManager returns and the tools put on the wire. */
 import type { RunRecord, RunStatus } from './registry/record.js';
-import type { RunConfig } from './atropos/runConfig.js';
+import type { JsonValue } from '../../core/json.js';
 import type { RunView } from './view.js';
 import { type Health } from './watching/health.js';
 import type { RunEstimate } from '../cost/estimate.js';
@@ -40,7 +40,8 @@ export interface StopAnswer {
 
 export interface StartedRun {
   record: RunRecord;
-  config: RunConfig;
+  /** The config values the run trains with (its framework's: an Atropos run's env section). */
+  config: Record<string, JsonValue>;
   /** What the run will cost, as estimated at its start. */
   estimate: RunEstimate;
 }

@@ -5,23 +5,20 @@
  * then by a light poll of the registry, so a run another server started is taken over when that
  * server goes), and only reads the rest.
  */
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { RUN_FILES, RUN_PROCESSES, runIndexPath, startLockPath } from '../../core/files/home.js';
+import { RUN_FILES, runIndexPath, startLockPath } from '../../core/files/home.js';
 import type { CoreServices } from '../../core/services.js';
 import { delay, waitAtMost } from '../../core/wait.js';
 import type { StartedRun, StatusReport, StopAnswer } from './answers.js';
-import { runChildEnvironments } from './supervision/childEnvironments.js';
+import type { RunFramework, RunPlan, RunSelection } from './framework.js';
+import { frameworkFor, frameworkOf } from './frameworks.js';
+import { placement, placementOf } from './placements.js';
 import { FileLock } from './registry/fileLock.js';
-import { preflight } from './supervision/preflight.js';
-import { isSameProcess } from './supervision/processTable.js';
 import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
-import { initialRecord, isActive, isDamaged, newRunId, observedProgress, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
-import { buildRunConfig, checkpointDir, type RunConfig, type RunNames, type RunPlacement, type RunSelection, writeRunConfig } from './atropos/runConfig.js';
-import { choosePlacement, refuseAtLimit, refuseHardCodedPort } from './placement/host.js';
-import { RUN_TRAINER_SCRIPT } from '../../core/files/paths.js';
-import type { Installation } from './supervision/preflight.js';
+import { initialRecord, isActive, isDamaged, newRunId, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
+import { refuseAtLimit } from './placement/host.js';
 import { RunStore } from './registry/store.js';
 import { RunSupervisor, TICK_MS } from './supervision/supervisor.js';
 import { describeRun } from './view.js';
@@ -29,7 +26,7 @@ import { assessHealth, type HealthPolicy } from './watching/health.js';
 import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
 import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
-import { estimateConfig, estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
+import { estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -37,7 +34,8 @@ const FOLLOW_MS = 2_000;
 const STOP_ANSWER_WAIT_MS = 20_000;
 const START_LOCK_TIMEOUT_MS = 5_000;
 
-const anyAlive = (processes: RecordedProcess[]): boolean => processes.some((p) => isSameProcess(p.pid, p.start_time));
+/** Whether a process the record calls running still lives, as its placement tells. */
+const anyAlive = (run: { placement?: PlacementName; running: RecordedProcess[] }): boolean => run.running.some((p) => placement(run.placement ?? 'local').isAlive(p));
 
 export class RunManager {
   private readonly store: RunStore;
@@ -211,14 +209,12 @@ export class RunManager {
 
   private async startNow(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
     const { settings } = this.core;
+    const framework = frameworkFor(selection);
     refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
     let runId = newRunId();
     while (this.store.exists(runId)) runId = newRunId();
-    const dir = this.store.dir(runId);
-    // Checked with the first run's ports; the placement is settled under the start lock below.
-    const others = this.activeRuns();
-    const provisional = { ports: { api: settings.apiPort, inference: settings.inferencePort }, checkpointDir: checkpointDir(settings, dir, runId) };
-    const install = await preflight(settings, selection, buildRunConfig(settings, selection, runId, provisional).config.env, others.length > 0, signal);
+    const request = { settings, selection, runId, runDir: this.store.dir(runId), signal };
+    const preflight = await framework.preflight({ ...request, othersActive: this.activeRuns().length > 0 });
 
     // Servers sharing RL_HOME: the active-run checks, the choice of ports and the creation must not interleave.
     this.store.ensureRoot();
@@ -227,53 +223,43 @@ export class RunManager {
     try {
       const active = this.activeRuns();
       refuseAtLimit(active, settings.maxConcurrentRuns);
-      refuseHardCodedPort(selection.environment.file_path, active);
-      const placement = await choosePlacement(settings, active, dir, runId);
-      const { config, names } = buildRunConfig(settings, selection, runId, placement);
-      const estimate = estimateConfig(settings, config, selection.environment.name);
-      refuseOverBudget(settings, estimate, active);
-      const record = { ...this.newRecord(runId, selection, names, placement, install), cost: planFor(settings, estimate) };
-      const lock = this.create(record, config);
-      this.core.logger.info({ run_id: runId, environment: record.environment, ports: record.ports }, 'run starting');
+      const plan = await framework.plan({ ...request, active, preflight });
+      refuseOverBudget(settings, plan.estimate, active);
+      const record = { ...this.newRecord(runId, selection, framework, plan), cost: planFor(settings, plan.estimate) };
+      const lock = this.create(record, plan);
+      this.core.logger.info({ run_id: runId, framework: framework.name, environment: record.environment, ports: record.ports }, 'run starting');
       this.supervise(record, lock).begin();
-      return { record, config, estimate };
+      return { record, config: plan.shownConfig, estimate: plan.estimate };
     } finally {
       startLock.release();
     }
   }
 
-  private newRecord(runId: string, selection: RunSelection, names: RunNames, placement: RunPlacement, install: Installation): RunRecord {
-    const { settings } = this.core;
-    const dir = this.store.dir(runId);
-    const configPath = join(dir, RUN_FILES.config);
-    const { api, inference } = placement.ports;
+  private newRecord(runId: string, selection: RunSelection, framework: RunFramework, plan: RunPlan): RunRecord {
     return initialRecord({
       runId,
+      framework: framework.name,
+      placement: 'local',
       selection,
-      names,
-      configPath,
-      logs: { api: this.store.logPath(runId, 'api'), trainer: this.store.logPath(runId, 'trainer'), env: this.store.logPath(runId, 'env') },
-      ports: placement.ports,
-      commands: {
-        api: [install.runApi, '--host', '127.0.0.1', '--port', String(api)],
-        trainer: [settings.python, RUN_TRAINER_SCRIPT, '--port', String(inference), install.launchTraining, '--config', configPath],
-        env: [settings.python, selection.environment.file_path, 'serve', '--config', configPath],
-      },
-      cwds: { trainer: join(dir, RUN_FILES.trainerDir) },
+      names: plan.names,
+      configPath: plan.configPath,
+      logs: Object.fromEntries(framework.startOrder.map((name) => [name, this.store.logPath(runId, name)])),
+      ports: plan.ports,
+      commands: plan.commands,
+      cwds: plan.cwds,
     });
   }
 
   /** Creates the run directory and its files; the supervisor lock is held before run.json exists. */
-  private create(record: RunRecord, config: RunConfig): FileLock {
+  private create(record: RunRecord, plan: RunPlan): FileLock {
     const dir = this.store.dir(record.run_id);
     let lock: FileLock | undefined;
     this.store.create(record, () => {
       // Taken before run.json exists, so no other server can adopt the run before we supervise it.
       lock = new FileLock(this.store.supervisorLockPath(record.run_id));
       if (!lock.tryAcquire()) throw new Error(`cannot lock the new run directory ${dir}`);
-      writeRunConfig(record.config_path, config, record.run_id, this.core.redactor);
-      mkdirSync(join(dir, RUN_FILES.trainerDir));
-      for (const name of RUN_PROCESSES) writeFileSync(record.logs[name], '', { flag: 'a' });
+      plan.write(this.core.redactor);
+      for (const path of Object.values(record.logs)) writeFileSync(path, '', { flag: 'a' });
     });
     return lock!;
   }
@@ -286,7 +272,9 @@ export class RunManager {
         redactor: this.core.redactor,
         store: this.store,
         lock,
-        childEnvs: runChildEnvironments(this.core.settings, record.use_wandb),
+        framework: frameworkOf(record),
+        placement: placementOf(record),
+        childEnvs: frameworkOf(record).childEnvironments(this.core.settings, record),
         onReleased: (runId) => this.supervisors.delete(runId),
         othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),
       },
@@ -306,7 +294,7 @@ export class RunManager {
     const lock = new FileLock(this.store.supervisorLockPath(runId));
     if (!lock.tryAcquire()) return false;
     const entry = this.store.read(runId);
-    if (entry === undefined || isDamaged(entry) || (!isActive(entry.status) && !anyAlive(recordedProcesses(entry)))) {
+    if (entry === undefined || isDamaged(entry) || (!isActive(entry.status) && !anyAlive({ placement: entry.placement, running: recordedProcesses(entry) }))) {
       lock.release();
       return false;
     }
@@ -342,7 +330,7 @@ export class RunManager {
     this.index.refresh();
     for (const run of this.index.runs()) {
       const active = isActive(run.status);
-      if ((active || (initial && anyAlive(run.running))) && !this.adopt(run.run_id) && active) supervisedElsewhere = true;
+      if ((active || (initial && anyAlive(run))) && !this.adopt(run.run_id) && active) supervisedElsewhere = true;
     }
     this.activeRunsSupervisedElsewhere = supervisedElsewhere;
   }

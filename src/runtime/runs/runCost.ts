@@ -1,58 +1,17 @@
 /**
- * A run's cost, from the runs side: the estimate of a run config (its shape, its base model's
- * price, its environment's measured rollout lengths), the budget checks of a start against the
- * active runs, and what status answers and listings say of a run's spend (docs/architecture.md,
- * "Cost and budgets").
+ * A run's cost, from the runs side: the measured rollout lengths an estimate uses, the estimate of
+ * a selection (its framework reads the run's shape from its config), the budget checks of a start
+ * against the active runs, and what status answers and listings say of a run's spend
+ * (docs/architecture.md, "Cost and budgets").
  */
-import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 import { budgetReached, budgetRefusal, totalBudgetReached } from '../cost/budget.js';
-import { estimateRun, type LengthsInfo, type RunEstimate, type RunShape } from '../cost/estimate.js';
-import { poolLengths } from '../cost/lengths.js';
-import { trainedModel } from '../cost/model.js';
-import { measuredRollouts } from '../cost/lengthStore.js';
+import type { RunEstimate } from '../cost/estimate.js';
 import { planOf, spendOf, type CostPlan } from '../cost/spend.js';
-import { DEFAULT_BATCH_SIZE } from '../config/selection.js';
 import type { RunRecord } from './registry/record.js';
 import { UserError } from '../../core/errors.js';
-import { buildRunConfig, type RunConfig, type RunSelection } from './atropos/runConfig.js';
-
-/** tinker-atropos' defaults for what a config may leave unset. */
-const DEFAULTS = { batch_size: DEFAULT_BATCH_SIZE, group_size: 16, max_token_length: 256, total_steps: 50 } as const;
-
-const positive = (v: JsonValue | undefined): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
-
-function shapeOf(config: RunConfig): { shape: RunShape; unknown: string[] } {
-  const unknown: string[] = [];
-  const value = (field: keyof typeof DEFAULTS): number => {
-    const v = positive(config.env[field]);
-    if (v !== undefined) return v;
-    unknown.push(`${field} is not set in the config: tinker-atropos' default ${DEFAULTS[field]} is assumed`);
-    return DEFAULTS[field];
-  };
-  const shape = { model: trainedModel(config), total_steps: value('total_steps'), batch_size: value('batch_size'), group_size: value('group_size'), max_token_length: value('max_token_length') };
-  return { shape, unknown };
-}
-
-/** Last path part, lower case: `qwen/qwen3-8b` (OpenRouter) matches `Qwen/Qwen3-8B` (Tinker). */
-const sameModel = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase() || a.toLowerCase().split('/').pop() === b.toLowerCase().split('/').pop();
-
-/** The measured lengths an estimate of `model` uses: the tested model that is the trained one, else all tested models pooled. */
-export function lengthsFor(home: string, environment: string, model: string): LengthsInfo | undefined {
-  const measured = measuredRollouts(home, environment);
-  if (measured === undefined) return undefined;
-  const ids = Object.keys(measured.models);
-  const same = ids.find((id) => sameModel(id, model));
-  const lengths = same !== undefined ? measured.models[same] : poolLengths(ids.map((id) => measured.models[id]!));
-  if (lengths === undefined) return undefined;
-  const models = same ?? (ids.length === 1 ? ids[0]! : `${ids.length} models pooled (none is ${model})`);
-  return { lengths, test_id: measured.test_id, measured_at: measured.measured_at, models };
-}
-
-export function estimateConfig(settings: Settings, config: RunConfig, environment: string): RunEstimate {
-  const { shape, unknown } = shapeOf(config);
-  return estimateRun(shape, settings.cost.prices[shape.model], lengthsFor(settings.home, environment, shape.model), unknown);
-}
+import type { RunSelection } from './framework.js';
+import { frameworkFor } from './frameworks.js';
 
 export interface SelectionEstimate {
   estimate: RunEstimate;
@@ -62,8 +21,7 @@ export interface SelectionEstimate {
 
 /** The estimate of a run of `selection` before it starts (the config as a start would build it), and the budget check against `active`. */
 export function estimateSelection(settings: Settings, selection: RunSelection, active: readonly RunRecord[]): SelectionEstimate {
-  const placement = { ports: { api: settings.apiPort, inference: settings.inferencePort }, checkpointDir: '' };
-  const estimate = estimateConfig(settings, buildRunConfig(settings, selection, 'estimate', placement).config, selection.environment.name);
+  const estimate = frameworkFor(selection).estimate(settings, selection);
   try {
     refuseOverBudget(settings, estimate, active);
     return { estimate };

@@ -5,11 +5,12 @@
  */
 import { tailLines } from '../../core/files/logTail.js';
 import type { SecretRedactor } from '../../core/redact.js';
-import { runLogUris } from '../../core/resourceUris.js';
-import { RUN_PROCESSES, type RunProcess } from '../../core/files/home.js';
-import { isSameProcess } from './supervision/processTable.js';
-import type { ProcessState, RunPhase, RunRecord, RunStatus } from './registry/record.js';
-import { readTrainerLog, type TrainerLogSummary } from './atropos/trainerLog.js';
+import { runLogUri } from '../../core/resourceUris.js';
+import type { RunProcess } from '../../core/files/home.js';
+import type { TrainingSummary } from './framework.js';
+import { frameworkOf } from './frameworks.js';
+import { placementOf } from './placements.js';
+import { logOf, processOf, runProcesses, type FrameworkName, type PlacementName, type ProcessState, type RunPhase, type RunRecord, type RunStatus } from './registry/record.js';
 import { assessHealth, type Health, type HealthPolicy } from './watching/health.js';
 import { runCost, type RunCost } from './runCost.js';
 
@@ -25,18 +26,21 @@ export interface ProcessView {
 
 export interface RunView {
   run_id: string;
+  framework: FrameworkName;
+  placement: PlacementName;
   status: RunStatus;
   phase: RunPhase;
   health: Health;
   environment: string;
   running_time_minutes: number;
-  processes: Record<RunProcess, ProcessView>;
+  /** One per process of the run's framework. */
+  processes: Partial<Record<RunProcess, ProcessView>>;
   wandb_project: string;
   wandb_run_name: string;
   trainer_wandb_run_name: string;
   wandb_group: string;
-  logs: Record<RunProcess, string>;
-  log_uris: Record<RunProcess, string>;
+  logs: Partial<Record<RunProcess, string>>;
+  log_uris: Partial<Record<RunProcess, string>>;
   /** The latest tinker:// checkpoint the trainer saved. */
   weights: string | null;
   progress?: { step: number; total_steps: number };
@@ -51,8 +55,8 @@ export interface RunView {
 }
 
 export function processView(record: RunRecord, name: RunProcess): ProcessView {
-  const p = record.processes[name];
-  const gone = p.state === 'running' && (p.pid === null || !isSameProcess(p.pid, p.start_time));
+  const p = processOf(record, name);
+  const gone = p.state === 'running' && !placementOf(record).isAlive(p);
   return {
     state: gone ? 'exited' : p.state,
     pid: p.pid,
@@ -68,23 +72,30 @@ export function runningMinutes(record: RunRecord, nowMs = Date.now()): number {
   return Math.round(Math.max(0, to - from) / 6000) / 10;
 }
 
-/** `trainer`: the trainer log as a caller that follows it already read it (else it is read here). */
-export async function describeRun(record: RunRecord, redactor: SecretRedactor, policy: HealthPolicy, trainer?: TrainerLogSummary): Promise<RunView> {
-  trainer ??= await readTrainerLog(record.logs.trainer);
+/** One entry per process of the run, in its framework's order. */
+export function perProcess<T>(record: RunRecord, value: (name: RunProcess) => T): Partial<Record<RunProcess, T>> {
+  return Object.fromEntries(runProcesses(record).map((name) => [name, value(name)]));
+}
+
+/** `trainer`: the run's training summary as a caller that follows it already read it (else it is read here). */
+export async function describeRun(record: RunRecord, redactor: SecretRedactor, policy: HealthPolicy, trainer?: TrainingSummary): Promise<RunView> {
+  trainer ??= await frameworkOf(record).readSummary(record);
   const view: RunView = {
     run_id: record.run_id,
+    framework: record.framework,
+    placement: record.placement,
     status: record.status,
     phase: record.phase,
     health: assessHealth(record, Date.now(), policy),
     environment: record.environment,
     running_time_minutes: runningMinutes(record),
-    processes: Object.fromEntries(RUN_PROCESSES.map((p) => [p, processView(record, p)])) as Record<RunProcess, ProcessView>,
+    processes: perProcess(record, (name) => processView(record, name)),
     wandb_project: record.wandb_project,
     wandb_run_name: record.wandb_run_name,
     trainer_wandb_run_name: record.trainer_wandb_run_name,
     wandb_group: record.wandb_group,
     logs: record.logs,
-    log_uris: runLogUris(record.run_id),
+    log_uris: perProcess(record, (name) => runLogUri(record.run_id, name)),
     weights: trainer.latest,
     started_at: record.started_at,
   };
@@ -92,7 +103,7 @@ export async function describeRun(record: RunRecord, redactor: SecretRedactor, p
   if (record.ended_at) view.ended_at = record.ended_at;
   if (record.error) view.error = record.error;
   if (record.error_process) {
-    let tail = (await tailLines(record.logs[record.error_process], LOG_TAIL_LINES)).join('\n');
+    let tail = (await tailLines(logOf(record, record.error_process), LOG_TAIL_LINES)).join('\n');
     if (tail.length > LOG_TAIL_MAX_CHARS) tail = tail.slice(-LOG_TAIL_MAX_CHARS);
     // The cause may sit above the last lines: the tail shows it first, marked.
     if (record.error_cause !== undefined && !tail.includes(record.error_cause)) tail = `[cause, earlier in the log] ${record.error_cause}\n[...]\n${tail}`;

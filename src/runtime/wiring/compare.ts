@@ -10,7 +10,7 @@ import { assessHealth, type Health, mainReasonOnly } from '../runs/watching/heal
 import { readRunConfigFile, type RunConfigRead } from '../runs/registry/configFile.js';
 import { isDamaged, type RegistryEntry, type RunRecord, type RunStatus } from '../runs/registry/record.js';
 import { RunFiles } from '../runs/registry/runFiles.js';
-import { readTrainerLog } from '../runs/atropos/trainerLog.js';
+import { frameworkOf } from '../runs/frameworks.js';
 import { DIRECTIONS, type Direction, finiteNumber, isBetter, type KeyMetric } from '../wandb/keyMetrics.js';
 import { WANDB_OFF, type WandbKeyMetrics } from '../wandb/reader.js';
 import { compareConfigs, type ConfigComparison } from './compareConfig.js';
@@ -67,7 +67,7 @@ function requestedRuns(runtime: Runtime, runIds: readonly string[]): RegistryEnt
 
 async function stepsCompleted(run: RunRecord): Promise<number> {
   // The supervisor's observation costs nothing; only a run it never observed needs its log read.
-  return run.observed?.steps_completed ?? (await readTrainerLog(run.logs.trainer)).steps_completed;
+  return run.observed?.steps_completed ?? (await frameworkOf(run).readSummary(run)).steps_completed;
 }
 
 /** The run's own part of the answer; its config is read beside it and compared across the runs. */

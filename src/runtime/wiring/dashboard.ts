@@ -11,7 +11,8 @@ import type { RunProcess } from '../../core/files/home.js';
 import type { SecretRedactor } from '../../core/redact.js';
 import { isActive, isDamaged, type RunPhase, type RunRecord, type RunStatus } from '../runs/registry/record.js';
 import type { RunManager } from '../runs/manager.js';
-import { TrainerLogFollower } from '../runs/atropos/trainerLog.js';
+import type { TrainingFollower } from '../runs/framework.js';
+import { frameworkOf } from '../runs/frameworks.js';
 import { runCost, type RunCost } from '../runs/runCost.js';
 import { describeRun, type ProcessView, type RunView } from '../runs/view.js';
 import type { HealthVerdict } from '../runs/watching/health.js';
@@ -43,7 +44,7 @@ export interface DashboardRun {
     seconds_since_progress: number | null;
     observed_at: string | null;
   };
-  processes?: Record<RunProcess, ProcessView>;
+  processes?: Partial<Record<RunProcess, ProcessView>>;
   progress?: { step: number; total_steps: number };
   /** The latest tinker:// checkpoint the trainer saved. */
   checkpoint?: string | null;
@@ -85,7 +86,7 @@ export interface DashboardServices {
 
 export class Dashboard {
   private readonly wandbCache = new Map<string, CachedWandb>();
-  private readonly logs = new Map<string, TrainerLogFollower>();
+  private readonly logs = new Map<string, TrainingFollower>();
 
   constructor(private readonly services: DashboardServices) {}
 
@@ -120,9 +121,9 @@ export class Dashboard {
     };
   }
 
-  private follower(run: RunRecord): TrainerLogFollower {
+  private follower(run: RunRecord): TrainingFollower {
     let follower = this.logs.get(run.run_id);
-    if (follower === undefined) follower = new TrainerLogFollower(run.logs.trainer);
+    if (follower === undefined) follower = frameworkOf(run).follower(run);
     // Re-inserted, so the map's first key is the least recently polled run.
     this.logs.delete(run.run_id);
     this.logs.set(run.run_id, follower);

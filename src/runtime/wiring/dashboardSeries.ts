@@ -6,7 +6,7 @@
  */
 import { evenlySpaced, type Point } from '../wandb/history.js';
 import { KEY_METRICS, type KeyMetric } from '../wandb/keyMetrics.js';
-import type { TrainerLogSummary } from '../runs/atropos/trainerLog.js';
+import type { TrainingSummary } from '../runs/framework.js';
 
 export type SeriesSource = 'wandb' | 'trainer_log';
 
@@ -61,7 +61,7 @@ export function chartSeries(points: readonly { step: number; value: unknown }[],
 const TRAINER_LOG_METRICS: Partial<Record<KeyMetric, 'reward' | 'loss'>> = { reward_mean: 'reward', loss: 'loss' };
 
 /** Per metric, W&B's points when it has any, else the trainer log's; metrics with neither are absent. */
-export function pickSeries(wandb: Partial<Record<KeyMetric, Point[]>> | undefined, trainer: TrainerLogSummary['series'], cap: number): RunSeries {
+export function pickSeries(wandb: Partial<Record<KeyMetric, Point[]>> | undefined, trainer: TrainingSummary['series'], cap: number): RunSeries {
   const out: RunSeries = {};
   for (const metric of KEY_METRICS) {
     const fromWandb = wandb?.[metric];

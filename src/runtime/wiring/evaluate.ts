@@ -16,7 +16,7 @@ import type { WaitOptions } from '../inference/jobWait.js';
 import { readRunConfigFile } from '../runs/registry/configFile.js';
 import { isDamaged, type RunRecord } from '../runs/registry/record.js';
 import { RunFiles } from '../runs/registry/runFiles.js';
-import { readTrainerLog } from '../runs/atropos/trainerLog.js';
+import { frameworkOf } from '../runs/frameworks.js';
 import type { Runtime } from './runtime.js';
 
 export interface EvaluateArgs {
@@ -67,7 +67,7 @@ function modelSpecs(baseModel: string, baseline: boolean, checkpoints: { step: n
 
 export async function evaluateRun(runtime: Runtime, args: EvaluateArgs, wait: WaitOptions): Promise<EvaluationOutput> {
   const run = runToEvaluate(runtime, args.run_id);
-  const trainer = await readTrainerLog(run.logs.trainer);
+  const trainer = await frameworkOf(run).readSummary(run);
   const { chosen, note } = chooseCheckpoints(savedCheckpoints(trainer.checkpoints), args.checkpoints ?? 'latest');
   const read = await readRunConfigFile(new RunFiles(runtime.settings.home), run.run_id);
   if ('config_error' in read) throw new UserError(`Run '${run.run_id}' cannot be evaluated: its ${read.config_error}.`, { run_id: run.run_id });

@@ -12,7 +12,8 @@ import type { Runtime } from './runtime.js';
 import { WANDB_OFF, type WandbResults, type WandbStatus } from '../wandb/reader.js';
 import type { StatusAnswer } from '../runs/answers.js';
 import { isDamaged, type RunRecord, type RunStatus } from '../runs/registry/record.js';
-import { readTrainerLog, type TrainerLogSummary } from '../runs/atropos/trainerLog.js';
+import type { TrainingSummary } from '../runs/framework.js';
+import { frameworkOf } from '../runs/frameworks.js';
 import { runCost, type RunCost } from '../runs/runCost.js';
 import type { EvaluationListing } from '../evaluation/registry.js';
 
@@ -65,12 +66,12 @@ function record(runtime: Runtime, runId: string): RunRecord {
   return entry;
 }
 
-function stepsTrained(trainer: TrainerLogSummary): number {
+function stepsTrained(trainer: TrainingSummary): number {
   // step_0 is the untrained starting point; every later checkpoint is one trained step.
   return Math.max(0, trainer.checkpoints.length - 1);
 }
 
-export function describeOutcome(run: RunRecord, trainer: TrainerLogSummary): RunOutcome {
+export function describeOutcome(run: RunRecord, trainer: TrainingSummary): RunOutcome {
   const progress = trainer.total_steps !== undefined ? ` (${stepsTrained(trainer)}/${trainer.total_steps} steps trained)` : '';
   switch (run.status) {
     case 'completed':
@@ -84,7 +85,7 @@ export function describeOutcome(run: RunRecord, trainer: TrainerLogSummary): Run
   }
 }
 
-function weights(trainer: TrainerLogSummary): RunWeights {
+function weights(trainer: TrainingSummary): RunWeights {
   return {
     latest: trainer.latest,
     checkpoints: trainer.checkpoints.slice(-LISTED_CHECKPOINTS),
@@ -110,7 +111,7 @@ export async function statusWithMetrics(runtime: Runtime, runId: string, signal?
 export async function runResults(runtime: Runtime, runId: string, samples: number, signal?: AbortSignal): Promise<RunResults> {
   const run = record(runtime, runId);
   const [trainer, evaluations, wandb] = await Promise.all([
-    readTrainerLog(run.logs.trainer),
+    frameworkOf(run).readSummary(run),
     runtime.evaluations.ofRun(run.run_id),
     run.use_wandb ? runtime.wandb.results(run, { samples }, signal) : Promise.resolve<WandbResults>({ wandb_error: WANDB_OFF }),
   ]);

@@ -1,19 +1,13 @@
 /**
- * The outcome rules of a run (docs/architecture.md, "The life of a run"): from how its processes
- * ended and what their logs say, whether the run completed, failed, or goes on. The rules are a
+ * The outcome rules of an Atropos run (docs/architecture.md, "The life of a run"): from how its
+ * processes ended and what their logs say, whether the run completed, failed, or goes on. The rules are a
  * pure function of those facts (`verdictOf`); `judge` reads the facts from the run's files.
  */
 import type { RunProcess } from '../../../core/files/home.js';
 import { tailLines } from '../../../core/files/logTail.js';
-import type { ProcessRecord, RunRecord } from '../registry/record.js';
+import type { Verdict } from '../framework.js';
+import { logOf, processOf, type ProcessRecord, type RunRecord } from '../registry/record.js';
 import { readTrainerLog, type TrainerLogSummary } from './trainerLog.js';
-
-export interface Verdict {
-  /** `stopped`: the supervisor ended a run that had not failed (its budget was reached). */
-  status: 'completed' | 'failed' | 'stopped';
-  error?: string;
-  error_process?: RunProcess;
-}
 
 export type ProcessEnd = Pick<ProcessRecord, 'state' | 'exit_code' | 'signal'>;
 
@@ -72,10 +66,10 @@ async function envLogShowsCrash(path: string): Promise<boolean> {
 
 /** Reads the facts the rules need (a log only where it matters: a trainer log grows for hours) and applies them. */
 export async function judge(record: RunRecord): Promise<Verdict | undefined> {
-  const { trainer, env } = record.processes;
+  const [api, trainer, env] = (['api', 'trainer', 'env'] as const).map((name) => processOf(record, name));
   return verdictOf({
-    processes: record.processes,
-    trainerLog: trainer.state === 'exited' ? await readTrainerLog(record.logs.trainer) : NOTHING_READ,
-    envLogShowsCrash: env.state === 'exited' && unseen(env) && (await envLogShowsCrash(record.logs.env)),
+    processes: { api: api!, trainer: trainer!, env: env! },
+    trainerLog: trainer!.state === 'exited' ? await readTrainerLog(logOf(record, 'trainer')) : NOTHING_READ,
+    envLogShowsCrash: env!.state === 'exited' && unseen(env!) && (await envLogShowsCrash(logOf(record, 'env'))),
   });
 }

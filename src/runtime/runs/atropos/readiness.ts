@@ -1,15 +1,13 @@
 /**
- * When a start-up stage is ready, as pure decisions over what the probes found (startup.ts
- * gathers it), and how a stage's failure reads.
+ * When an Atropos run's start-up stage is ready, as pure decisions over what the probes found
+ * (startUpProbe.ts gathers it), and what each stage waits for.
  */
 import type { RunProcess } from '../../../core/files/home.js';
-import type { Verdict } from './outcome.js';
+import type { Readiness } from '../framework.js';
 import type { ProcessState } from '../registry/record.js';
 
-/** Ready, not yet (it may still become so), or a verdict when it never can. */
-export type Readiness = 'ready' | 'waiting' | Verdict;
-
-const STAGE_GOAL: Record<RunProcess, string> = {
+/** What start-up waits for at each stage. */
+export const STAGE_GOAL: Record<RunProcess, string> = {
   api: 'waiting for the Atropos API to answer GET /',
   trainer: "waiting for the trainer to register with the Atropos API ('Registered as trainer')",
   env: 'waiting for the environment to connect and send data',
@@ -50,17 +48,4 @@ export function envReadiness(facts: { state: ProcessState; aliveMs: number; data
   // An environment that already exited without failing the run (exit 0) has done its work.
   if (facts.state === 'exited') return 'ready';
   return facts.state === 'running' && (facts.aliveMs >= ENV_SETTLE_MS || facts.dataFlowing) ? 'ready' : 'waiting';
-}
-
-export function stageTimedOut(stage: RunProcess, timeoutS: number): Verdict {
-  return {
-    status: 'failed',
-    error: `Start-up stage '${stage}' timed out after ${timeoutS} s (${STAGE_GOAL[stage]}). The ${stage} log tail shows where it got to; the deadline is set by RL_${stage.toUpperCase()}_READY_TIMEOUT_SECONDS.`,
-    error_process: stage,
-  };
-}
-
-/** A failure during start-up names the stage it happened in. */
-export function atStage(stage: RunProcess, verdict: Verdict): Verdict {
-  return verdict.status === 'failed' ? { ...verdict, error: `Start-up failed at stage '${stage}' (${STAGE_GOAL[stage]}): ${verdict.error}` } : verdict;
 }

@@ -11,18 +11,11 @@ import { lockedEnvValues, runUsesWandb } from '../../config/selection.js';
 import type { JsonValue } from '../../../core/json.js';
 import type { Settings } from '../../../core/settings.js';
 import { serverEntriesNeeded, type TinkerFacts } from '../../environments/tinkerReadiness.js';
+import type { RunSelection } from '../framework.js';
+import type { RunNames } from '../registry/record.js';
 import { RUN_FILES } from '../../../core/files/home.js';
 import { yaml } from '../../../core/onDemand.js';
 
-/** What a run needs from the selected environment and its config (ConfigSelection.requireSelection()). */
-export interface RunSelection {
-  environment: { name: string; file_path: string };
-  /** Current values of the non-locked env fields; null = unset. */
-  values: Record<string, JsonValue>;
-  wandbProject: string;
-  /** What the environment's code says about training on Tinker (managed_server, server config shape). */
-  tinker?: TinkerFacts;
-}
 
 /**
  * tinker-atropos draws a random wandb_run_suffix per config load; a fixed one makes the trainer's
@@ -38,15 +31,6 @@ export interface RunConfig {
   testing: boolean;
 }
 
-export interface RunNames {
-  wandb_project: string;
-  wandb_group: string;
-  wandb_run_name: string;
-  trainer_wandb_run_name: string;
-  wandb_run_suffix: string;
-  wandb_name: string;
-  use_wandb: boolean;
-}
 
 /**
  * The run's `openai:` section: the trainer's inference server, written twice when the
@@ -62,7 +46,7 @@ function serverEntries(settings: Settings, tinker: TinkerFacts | undefined, infe
 }
 
 /** Where a run lives on the host: its own ports and its own checkpoint directory (absolute). */
-export interface RunPlacement {
+export interface RunLocation {
   ports: { api: number; inference: number };
   checkpointDir: string;
 }
@@ -77,7 +61,7 @@ export function checkpointDir(settings: Settings, runDir: string, runId: string)
   return typeof locked === 'string' && isAbsolute(locked) ? join(locked, runId) : join(runDir, RUN_FILES.checkpoints);
 }
 
-export function buildRunConfig(settings: Settings, selection: RunSelection, runId: string, placement: RunPlacement): { config: RunConfig; names: RunNames } {
+export function buildRunConfig(settings: Settings, selection: RunSelection, runId: string, placement: RunLocation): { config: RunConfig; names: RunNames } {
   const locked = { ...lockedEnvValues(settings), rollout_server_url: `http://127.0.0.1:${placement.ports.api}` };
   const env: Record<string, JsonValue> = { ...locked };
   for (const [field, value] of Object.entries(selection.values)) {

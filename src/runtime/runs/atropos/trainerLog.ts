@@ -5,34 +5,19 @@
  * line, not the exit code, decides a failure. The file is streamed: a run's log grows for hours.
  */
 import { createReadStream } from 'node:fs';
+import type { TrainingSummary } from '../framework.js';
 import { LogCursor } from '../supervision/polling.js';
 
-export interface TrainerLogSummary {
-  /** Every sampler checkpoint in order: `step_0` at setup, then one per step. */
-  checkpoints: string[];
-  /** The last checkpoint actually saved: the real final weights. */
-  latest: string | null;
-  /** The `.../sampler_weights/final` path the trainer prints; nothing by that name is saved upstream. */
-  final_reported: string | null;
-  /** The first `Error in step` / `Error during training` line. */
-  error_line: string | null;
-  /** `Training complete!` was printed (true even after an error: check error_line). */
-  completed: boolean;
-  /** `Registered as trainer` was printed: the trainer is set up and registered with the API. */
-  registered: boolean;
-  /** The step the trainer began last (`Step k/N`, 0-based): it may still wait for its batch. */
-  step?: number;
-  total_steps?: number;
-  /** Steps the trainer finished (`Step k complete`): k + 1 for the last one. */
-  steps_completed: number;
-  /** Sequences trained in the finished steps (`Got N Datum objects`); undefined when never printed. */
-  sequences_trained?: number;
-  /** The latest `Reward/mean:` values, oldest first (at most RECENT_VALUES), and the last `Loss:`. */
-  recent_rewards: number[];
-  last_loss?: number;
-  /** Per-step `[step, value]` of every `Reward/mean:` and `Loss:`, only when the scanner was asked to keep them. */
-  series?: { reward: [number, number][]; loss: [number, number][] };
-}
+/**
+ * The trainer log read as the run's training summary (framework.ts): `checkpoints` are the sampler
+ * checkpoints it printed (`step_0` at setup, then one per step), `final_reported` the
+ * `.../sampler_weights/final` path it prints although nothing by that name is saved upstream,
+ * `error_line` the first `Error in step` / `Error during training` line, `completed` is
+ * `Training complete!`, `registered` is `Registered as trainer`, `step` the last `Step k/N` begun,
+ * `steps_completed` counts `Step k complete`, `sequences_trained` sums `Got N Datum objects`, the
+ * rewards and losses are `Reward/mean:` and `Loss:`.
+ */
+export type TrainerLogSummary = TrainingSummary;
 
 export interface TrainerLogOptions {
   /** Keep every step's reward and loss (the dashboard's curves), not only the latest. */

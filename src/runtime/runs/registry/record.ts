@@ -8,7 +8,6 @@ import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
 import type { EnvLogSignals } from '../atropos/logSignals.js';
 import type { CostPlan } from '../../cost/spend.js';
 import type { BatchTokens } from '../atropos/batchTokens.js';
-import type { RunNames } from '../atropos/runConfig.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
 export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
@@ -17,6 +16,19 @@ export const ACTIVE_STATUSES: readonly RunStatus[] = ['starting', 'running', 'st
 export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'stopped'];
 export const isActive = (status: RunStatus): boolean => ACTIVE_STATUSES.includes(status);
 export const isEnded = (status: RunStatus): boolean => ENDED_STATUSES.includes(status);
+
+/**
+ * The training frameworks a run can belong to, and the processes each one's runs have, in
+ * start-up order: an Atropos run is the Atropos API, the trainer and the environment; a
+ * tinker-cookbook run is its one training process (called the trainer).
+ */
+export const FRAMEWORKS = ['atropos', 'cookbook'] as const;
+export type FrameworkName = (typeof FRAMEWORKS)[number];
+export const FRAMEWORK_PROCESSES: Record<FrameworkName, readonly RunProcess[]> = { atropos: RUN_PROCESSES, cookbook: ['trainer'] };
+
+/** Where a run's processes live: detached children of this host, or steps of a Slurm job. */
+export const PLACEMENTS = ['local', 'slurm'] as const;
+export type PlacementName = (typeof PLACEMENTS)[number];
 
 /**
  * Where a run is within its status: which start-up stage; once running, `waiting_for_data` until
@@ -47,6 +59,10 @@ export interface ProcessRecord {
 export interface RunRecord {
   version: 1;
   run_id: string;
+  /** Records written before frameworks existed have none: they are read as `atropos`. */
+  framework: FrameworkName;
+  /** Records written before placements existed have none: they are read as `local`. */
+  placement: PlacementName;
   environment: string;
   environment_file: string;
   status: Exclude<RunStatus, 'unknown'>;
@@ -71,9 +87,11 @@ export interface RunRecord {
   wandb_name: string;
   use_wandb: boolean;
   config_path: string;
-  logs: Record<RunProcess, string>;
+  /** One log and one process per process of the run's framework (`runProcesses`). */
+  logs: Partial<Record<RunProcess, string>>;
+  /** The ports the run's processes serve on (an Atropos run: its API and its trainer's inference server). */
   ports: { api: number; inference: number };
-  processes: Record<RunProcess, ProcessRecord>;
+  processes: Partial<Record<RunProcess, ProcessRecord>>;
   error?: string;
   /** The first meaningful line of the failed process's log (what `error` quotes as its cause). */
   error_cause?: string;
@@ -116,6 +134,17 @@ export interface RunObservations {
   env?: EnvLogSignals;
 }
 
+/** The W&B names of a run, fixed before it starts so it can be found later. */
+export interface RunNames {
+  wandb_project: string;
+  wandb_group: string;
+  wandb_run_name: string;
+  trainer_wandb_run_name: string;
+  wandb_run_suffix: string;
+  wandb_name: string;
+  use_wandb: boolean;
+}
+
 /** A run directory whose run.json cannot be used: reported as `unknown`, never fatal. */
 export interface DamagedRun {
   run_id: string;
@@ -131,6 +160,23 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The run's processes in start-up order: those of its framework. */
+export const runProcesses = (record: Pick<RunRecord, 'framework'>): readonly RunProcess[] => FRAMEWORK_PROCESSES[record.framework];
+
+/** A process the run's framework has; a caller that names one its framework lacks is a bug. */
+export function processOf(record: Pick<RunRecord, 'run_id' | 'processes'>, name: RunProcess): ProcessRecord {
+  const p = record.processes[name];
+  if (p === undefined) throw new Error(`run ${record.run_id} has no ${name} process`);
+  return p;
+}
+
+/** A process's log; a caller that names one its framework lacks is a bug. */
+export function logOf(record: Pick<RunRecord, 'run_id' | 'logs'>, name: RunProcess): string {
+  const path = record.logs[name];
+  if (path === undefined) throw new Error(`run ${record.run_id} has no ${name} log`);
+  return path;
+}
+
 /** Why `value` is not a usable record of run `runId`, or undefined when it is. */
 function defect(value: unknown, runId: string): string | undefined {
   if (!isObject(value)) return 'run.json does not hold a JSON object';
@@ -138,9 +184,11 @@ function defect(value: unknown, runId: string): string | undefined {
   const status = value.status as RunStatus;
   if (!isActive(status) && !isEnded(status)) return `run.json has no valid status (${JSON.stringify(value.status)})`;
   if (typeof value.environment !== 'string' || typeof value.created_at !== 'string') return 'run.json lacks environment or created_at';
+  if (value.framework !== undefined && !(FRAMEWORKS as readonly unknown[]).includes(value.framework)) return `run.json names an unknown framework (${JSON.stringify(value.framework).slice(0, 40)})`;
+  if (value.placement !== undefined && !(PLACEMENTS as readonly unknown[]).includes(value.placement)) return `run.json names an unknown placement (${JSON.stringify(value.placement).slice(0, 40)})`;
   const { processes, logs } = value;
   if (!isObject(processes) || !isObject(logs)) return 'run.json lacks processes or logs';
-  for (const name of RUN_PROCESSES) {
+  for (const name of FRAMEWORK_PROCESSES[(value.framework as FrameworkName | undefined) ?? 'atropos']) {
     const p = processes[name];
     if (!isObject(p) || typeof p.state !== 'string' || typeof logs[name] !== 'string') return `run.json lacks the ${name} process`;
   }
@@ -156,7 +204,12 @@ export function parseRunRecord(text: string, runId: string): RegistryEntry {
     return damagedRun(runId, `run.json is not valid JSON (${(err as Error).message})`);
   }
   const problem = defect(value, runId);
-  return problem ? damagedRun(runId, problem) : (value as RunRecord);
+  if (problem) return damagedRun(runId, problem);
+  const record = value as RunRecord;
+  // Written before runs had a framework and a placement: every such run was an Atropos run on this host.
+  record.framework ??= 'atropos';
+  record.placement ??= 'local';
+  return record;
 }
 
 export function damagedRun(runId: string, reason: string, createdAt?: string): DamagedRun {
@@ -179,28 +232,34 @@ export function emptyProcess(command: string[], cwd?: string): ProcessRecord {
 
 export interface NewRun {
   runId: string;
+  framework: FrameworkName;
+  placement: PlacementName;
   selection: { environment: { name: string; file_path: string } };
   names: RunNames;
   configPath: string;
-  logs: Record<RunProcess, string>;
+  /** One per process of the framework. */
+  logs: Partial<Record<RunProcess, string>>;
   ports: RunRecord['ports'];
-  /** argv of each process (never holds a secret). */
-  commands: Record<RunProcess, string[]>;
+  /** argv of each process of the framework (never holds a secret). */
+  commands: Partial<Record<RunProcess, string[]>>;
   /** Working directories other than the checkout root. */
   cwds?: Partial<Record<RunProcess, string>>;
 }
 
-/** The first record of a run, before anything is spawned: `starting`, at the API stage. */
+/** The first record of a run, before anything is spawned: `starting`, at its first stage. */
 export function initialRecord(run: NewRun): RunRecord {
   const created = new Date().toISOString();
   const { names } = run;
+  const order = FRAMEWORK_PROCESSES[run.framework];
   return {
     version: 1,
     run_id: run.runId,
+    framework: run.framework,
+    placement: run.placement,
     environment: run.selection.environment.name,
     environment_file: run.selection.environment.file_path,
     status: 'starting',
-    phase: 'starting_api',
+    phase: `starting_${order[0]!}`,
     phase_started_at: created,
     created_at: created,
     started_at: created,
@@ -214,10 +273,6 @@ export function initialRecord(run: NewRun): RunRecord {
     config_path: run.configPath,
     logs: run.logs,
     ports: run.ports,
-    processes: {
-      api: emptyProcess(run.commands.api, run.cwds?.api),
-      trainer: emptyProcess(run.commands.trainer, run.cwds?.trainer),
-      env: emptyProcess(run.commands.env, run.cwds?.env),
-    },
+    processes: Object.fromEntries(order.map((name) => [name, emptyProcess(run.commands[name] ?? [], run.cwds?.[name])])),
   };
 }

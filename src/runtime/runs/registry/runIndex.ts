@@ -13,12 +13,14 @@
  */
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { RUN_FILES, RUN_ID_PATTERN, RUN_PROCESSES } from '../../../core/files/home.js';
+import { RUN_FILES, RUN_ID_PATTERN } from '../../../core/files/home.js';
 import type { Logger } from '../../../core/logger.js';
 import { isMissing } from '../../../core/files/safePath.js';
 import { statSignature } from '../../../core/files/watch.js';
 import { assessHealth, HEALTH_VERDICTS, type Health, type HealthPolicy } from '../watching/health.js';
-import { isActive, isDamaged, isEnded, RUN_STATUSES, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
+import type { ProcessHandle } from '../placement/placement.js';
+import { placementOf } from '../placements.js';
+import { isActive, isDamaged, isEnded, PLACEMENTS, processOf, RUN_STATUSES, runProcesses, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
 import type { RunStore } from './store.js';
 import { listedCost, type ListedCost } from '../runCost.js';
 
@@ -31,11 +33,11 @@ const FOLDER_SETTLED_MS = 1_000;
 /** Changes are written together, at most this often (and at close). */
 const SAVE_DELAY_MS = 1_000;
 
-/** A process a record calls running: adoption checks that it still lives (pid and start time). */
-export interface RecordedProcess {
-  pid: number;
-  start_time: string | null;
-}
+/**
+ * A process a record calls running, as its placement identifies it: adoption asks the placement
+ * whether it still lives (locally: pid and start time).
+ */
+export type RecordedProcess = ProcessHandle;
 
 export interface IndexedRun {
   run_id: string;
@@ -51,6 +53,8 @@ export interface IndexedRun {
   /** An ended run's health, judged once: it no longer changes with time. */
   health?: Health;
   running: RecordedProcess[];
+  /** Where its processes live; an index written before placements existed has none: `local`. */
+  placement?: PlacementName;
   /** Spend so far and the expected total, estimated (runCost.ts). */
   cost?: ListedCost;
 }
@@ -69,9 +73,9 @@ export function compareRuns(a: Pick<IndexedRun, 'sort_ms' | 'run_id'>, b: Pick<I
 }
 
 export function recordedProcesses(record: RunRecord): RecordedProcess[] {
-  return RUN_PROCESSES.flatMap((name) => {
-    const p = record.processes[name];
-    return p.state === 'running' && p.pid !== null ? [{ pid: p.pid, start_time: p.start_time }] : [];
+  return runProcesses(record).flatMap((name) => {
+    const p = processOf(record, name);
+    return p.state === 'running' && p.pid !== null ? [placementOf(record).handle(p)] : [];
   });
 }
 
@@ -98,7 +102,8 @@ function isStoredSlot(v: unknown): v is { key: string; run: IndexedRun } {
     (r.cost === undefined || (isObject(r.cost) && typeof r.cost.spent_usd === 'number' && typeof r.cost.expected_total_usd === 'number')) &&
     (health === undefined || (isObject(health) && (HEALTH_VERDICTS as readonly unknown[]).includes(health.verdict) && Array.isArray(health.reasons))) &&
     Array.isArray(r.running) &&
-    r.running.every((p) => isObject(p) && typeof p.pid === 'number' && isNullableString(p.start_time))
+    r.running.every((p) => isObject(p)) &&
+    (r.placement === undefined || (PLACEMENTS as readonly unknown[]).includes(r.placement))
   );
 }
 
@@ -244,6 +249,7 @@ export class RunIndex {
       sort_ms: Date.parse(entry.created_at) || 0,
       ...(isEnded(entry.status) ? { health: assessHealth(entry, Date.now(), this.policy) } : {}),
       running: recordedProcesses(entry),
+      ...(entry.placement !== 'local' ? { placement: entry.placement } : {}),
       ...(cost ? { cost } : {}),
     };
   }

@@ -5,14 +5,9 @@
  */
 import { closeSync, openSync } from 'node:fs';
 import { loadExeca, type Execa } from '../../../core/onDemand.js';
+import type { ExitInfo, StopResult } from '../placement/placement.js';
 import { isSameProcess, liveGroup, processStartTime, signalGroup } from './processTable.js';
 
-export interface ExitInfo {
-  exit_code: number | null;
-  signal: string | null;
-  /** Why the process could not be started at all (e.g. ENOENT). */
-  spawn_error?: string;
-}
 
 export interface Launched {
   /** Undefined when the process could not be started; `exited` then carries spawn_error. */
@@ -22,10 +17,10 @@ export interface Launched {
 }
 
 /** Starts `command` detached with its output appended to `logPath`; synchronous up to the pid. */
-export type Launch = (command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }) => Launched;
+export type LaunchDetached = (command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }) => Launched;
 
 /** The launcher, once what it needs is loaded (on first use); launching itself is synchronous. */
-export async function detachedLauncher(): Promise<Launch> {
+export async function detachedLauncher(): Promise<LaunchDetached> {
   const { execa } = await loadExeca();
   return (command, opts) => launchDetached(execa, command, opts);
 }
@@ -106,9 +101,6 @@ async function groupGone(leader: { pid: number; startTime: string | null }, time
     wake = undefined;
   }
 }
-
-/** `unkillable`: a member outlived SIGKILL by seconds (stuck in the kernel, e.g. on a dead mount). */
-export type StopResult = 'already_gone' | 'terminated' | 'killed' | 'unkillable';
 
 /**
  * SIGTERM to the whole group, then SIGKILL once `graceMs` has passed with a member alive.

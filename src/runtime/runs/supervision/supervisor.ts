@@ -20,16 +20,14 @@ import { join } from 'node:path';
 import type { Logger } from '../../../core/logger.js';
 import { tailLines } from '../../../core/files/logTail.js';
 import type { SecretRedactor } from '../../../core/redact.js';
-import { RUN_FILES, RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
+import { RUN_FILES, type RunProcess } from '../../../core/files/home.js';
 import type { Settings } from '../../../core/settings.js';
 import type { FileLock } from '../registry/fileLock.js';
-import { firstCause } from '../atropos/logSignals.js';
+import type { RunFramework, Verdict } from '../framework.js';
 import { Lifecycle } from './lifecycle.js';
-import { judge, type Verdict } from '../atropos/outcome.js';
 import { Waker } from './polling.js';
-import { isSameProcess } from './processTable.js';
-import type { ExitInfo } from './processes.js';
-import type { RunRecord } from '../registry/record.js';
+import type { ExitInfo, Placement } from '../placement/placement.js';
+import { logOf, processOf, runProcesses, type RunRecord } from '../registry/record.js';
 import { StartUp } from './startup.js';
 import { stopProcesses } from './stopping.js';
 import type { RunStore } from '../registry/store.js';
@@ -54,8 +52,11 @@ export interface SupervisorContext {
   store: RunStore;
   /** The run's supervisor lock, held by this server. */
   lock: FileLock;
+  /** What the run's framework and placement do their own way (framework.ts, placement/placement.ts). */
+  framework: RunFramework;
+  placement: Placement;
   /** The environment of each child (allow-listed; keys only where needed). */
-  childEnvs: Record<RunProcess, Record<string, string>>;
+  childEnvs: Partial<Record<RunProcess, Record<string, string>>>;
   /** Called once the supervisor has let go of the run and released its lock (`ended` or `detached`). */
   onReleased(runId: string): void;
   /** What the other active runs (any server's) spent so far, by their estimates. */
@@ -76,7 +77,7 @@ export class RunSupervisor {
     private readonly ctx: SupervisorContext,
     record: RunRecord,
   ) {
-    this.run = new TrackedRun(ctx.store, ctx.logger, record, (name, info) => this.onExit(name, info));
+    this.run = new TrackedRun(ctx.store, ctx.logger, ctx.placement, record, (name, info) => this.onExit(name, info));
     // A change of state ends any start-up wait at once: a start-up that is no longer wanted stops.
     this.life = new Lifecycle((from, to) => {
       ctx.logger.debug({ run_id: this.runId, from, to }, 'supervisor state');
@@ -103,10 +104,10 @@ export class RunSupervisor {
    */
   adopt(): void {
     const record = this.run.record;
-    for (const name of RUN_PROCESSES) {
-      const p = record.processes[name];
+    for (const name of runProcesses(record)) {
+      const p = processOf(record, name);
       if (p.state !== 'running') continue;
-      if (p.pid !== null && isSameProcess(p.pid, p.start_time)) this.run.watchAdopted(name, TICK_MS);
+      if (this.ctx.placement.isAlive(p)) this.run.watchAdopted(name, TICK_MS);
       else this.run.markExited(name, { exit_code: null, signal: null }, this.life.ongoing);
     }
     const { status } = this.run.record;
@@ -208,7 +209,7 @@ export class RunSupervisor {
 
   private async evaluate(): Promise<void> {
     if (this.life.state !== 'watching') return;
-    const verdict = await judge(this.run.record);
+    const verdict = await this.ctx.framework.judge(this.run.record);
     if (verdict) await this.conclude(verdict);
   }
 
@@ -222,7 +223,7 @@ export class RunSupervisor {
     await this.watchdog?.flush();
     // The last line of a log is often a wrapper (tenacity's RetryError, the AttributeError after a
     // failed W&B login): the cause a user can act on is printed above it.
-    const cause = verdict.status === 'failed' && verdict.error_process ? firstCause(await tailLines(this.run.record.logs[verdict.error_process], CAUSE_SEARCH_LINES)) : undefined;
+    const cause = verdict.status === 'failed' && verdict.error_process ? this.ctx.framework.firstCause(await tailLines(logOf(this.run.record, verdict.error_process), CAUSE_SEARCH_LINES)) : undefined;
     const error = verdict.error !== undefined && cause !== undefined && !verdict.error.includes(cause) ? `${verdict.error} Cause: ${cause}` : verdict.error;
     this.run.update((r) => {
       r.status = verdict.status;
@@ -235,7 +236,7 @@ export class RunSupervisor {
     const level = verdict.status === 'completed' ? 'info' : 'warn';
     this.ctx.logger[level]({ run_id: this.runId, status: verdict.status, error: verdict.error }, 'run ended');
     if (verdict.error_process) {
-      const tail = await tailLines(this.run.record.logs[verdict.error_process], LOG_TAIL_LINES);
+      const tail = await tailLines(logOf(this.run.record, verdict.error_process), LOG_TAIL_LINES);
       this.ctx.logger.warn({ run_id: this.runId, process: verdict.error_process, tail: tail.join('\n') }, 'log tail of the failed process');
     }
     await this.stopLeftovers();
@@ -243,7 +244,7 @@ export class RunSupervisor {
 
   /** Stops what is left of an ended run, then lets go of it. */
   private async stopLeftovers(): Promise<void> {
-    await stopProcesses(this.run, this.ctx.logger, this.ctx.settings.stopGraceSeconds * 1000, false);
+    await stopProcesses(this.run, this.ctx, this.ctx.settings.stopGraceSeconds * 1000, false);
     if (this.life.state === 'concluding') this.letGo('ended');
   }
 
@@ -265,7 +266,7 @@ export class RunSupervisor {
       r.stop_requested_at ??= r.phase_started_at;
     });
     this.ctx.logger.info({ run_id: this.runId }, 'stopping run');
-    await stopProcesses(this.run, this.ctx.logger, graceMs, forExit);
+    await stopProcesses(this.run, this.ctx, graceMs, forExit);
     // Recorded even when the stop outlasted the shutdown wait: the processes are gone.
     this.run.update((r) => {
       r.status = 'stopped';

@@ -5,12 +5,9 @@
  */
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
-import { type ExitInfo, watchAdopted } from './processes.js';
-import type { RunRecord } from '../registry/record.js';
+import type { ExitInfo, Placement } from '../placement/placement.js';
+import { processOf, type RunRecord } from '../registry/record.js';
 import type { RunStore } from '../registry/store.js';
-
-/** What messages call each process. */
-export const PROCESS_NAME: Record<RunProcess, string> = { api: 'Atropos API server', trainer: 'trainer', env: 'environment' };
 
 export const now = (): string => new Date().toISOString();
 
@@ -23,6 +20,7 @@ export class TrackedRun {
   constructor(
     private readonly store: RunStore,
     private readonly logger: Logger,
+    private readonly placement: Placement,
     record: RunRecord,
     private readonly onExit: (name: RunProcess, info: ExitInfo) => void,
   ) {
@@ -48,8 +46,7 @@ export class TrackedRun {
 
   /** Watches a process an earlier server started, polled every `pollMs`: its exit code cannot be known. */
   watchAdopted(name: RunProcess, pollMs: number): void {
-    const p = this.current.processes[name];
-    const watcher = watchAdopted(p.pid!, p.start_time, pollMs);
+    const watcher = this.placement.watchAdopted(processOf(this.current, name), pollMs);
     this.adopted.set(name, watcher);
     this.follow(name, watcher.exited);
   }
@@ -74,11 +71,10 @@ export class TrackedRun {
 
   /** Records an exit once. `runGoesOn`: no outcome or stop yet, so an environment's exit 0 is worth a note. */
   markExited(name: RunProcess, info: ExitInfo, runGoesOn: boolean): void {
-    const p = this.current.processes[name];
-    if (p.state === 'exited') return;
+    if (processOf(this.current, name).state === 'exited') return;
     const normalEnvEnd = name === 'env' && info.exit_code === 0 && runGoesOn;
     this.update((r) => {
-      Object.assign(r.processes[name], { state: 'exited', exit_code: info.exit_code, signal: info.signal, ended_at: now() });
+      Object.assign(processOf(r, name), { state: 'exited', exit_code: info.exit_code, signal: info.signal, ended_at: now() });
       if (normalEnvEnd) {
         (r.notes ??= []).push('The environment exited with code 0 (it stops once it has queued enough data); the run goes on until the trainer ends.');
       }

@@ -6,6 +6,7 @@
  */
 import type { RunProcess } from '../../../core/files/home.js';
 import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
+import { frameworkOf } from '../frameworks.js';
 import type { RunRecord } from '../registry/record.js';
 
 export const HEALTH_VERDICTS = ['starting', 'waiting_for_data', 'healthy', 'degraded', 'stalled', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
@@ -103,16 +104,17 @@ function trainingHealth(record: RunRecord, nowMs: number, policy: HealthPolicy, 
   const recent = envReasons(seen?.env, nowMs - limit * 1000);
   // An environment that exited without failing the run (exit 0) stops once it has queued enough
   // data: normal, worth saying, not trouble. If the trainer then starves, the stall says so.
-  const envGone = record.processes.env.state === 'exited' ? [{ code: 'env_finished', message: 'the environment has exited (it stops once it has queued enough data); the trainer goes on with what is queued', evidence: { at: record.processes.env.ended_at ?? undefined, process: 'env' as const } }] : [];
+  const envGone = record.processes.env?.state === 'exited' ? [{ code: 'env_finished', message: 'the environment has exited (it stops once it has queued enough data); the trainer goes on with what is queued', evidence: { at: record.processes.env.ended_at ?? undefined, process: 'env' as const } }] : [];
+  const terms = frameworkOf(record).healthTerms;
   const withIdle = { ...base, seconds_since_progress: idle };
   if (idle > limit) {
-    const what = seen?.data_first_at === undefined ? 'no data has reached the Atropos API' : 'no trainer step and no new data';
+    const what = seen?.data_first_at === undefined ? terms.noData : 'no trainer step and no new data';
     const allowance = firstStep ? ` (before the first step the limit is ${FIRST_STEP_ALLOWANCE} x RL_STALL_SECONDS=${policy.stallSeconds})` : ' (RL_STALL_SECONDS)';
-    const stalled: HealthReason = { code: 'stalled', message: `Stalled: ${what} for ${idle} s, more than ${limit} s${allowance}; the trainer waits for a batch for ever.`, evidence: { at: iso(progressMs) } };
+    const stalled: HealthReason = { code: 'stalled', message: `Stalled: ${what} for ${idle} s, more than ${limit} s${allowance}; ${terms.stallConsequence}.`, evidence: { at: iso(progressMs) } };
     return { ...withIdle, verdict: 'stalled', reasons: [stalled, ...recent, ...envGone] };
   }
   if (seen?.data_first_at === undefined) {
-    const waiting: HealthReason = { code: 'waiting_for_data', message: `No data has reached the Atropos API yet (${idle} s since training began; stalled after ${limit} s).`, evidence: { at: iso(began) } };
+    const waiting: HealthReason = { code: 'waiting_for_data', message: `${terms.noData.charAt(0).toUpperCase()}${terms.noData.slice(1)} yet (${idle} s since training began; stalled after ${limit} s).`, evidence: { at: iso(began) } };
     return { ...withIdle, verdict: 'waiting_for_data', reasons: [waiting, ...recent, ...envGone] };
   }
   // Connection errors and other errors since the last new data mean the data is drying up.

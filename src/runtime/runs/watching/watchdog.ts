@@ -11,8 +11,7 @@
 import type { Logger } from '../../../core/logger.js';
 import type { Settings } from '../../../core/settings.js';
 import { assessHealth } from './health.js';
-import { nextObservations, RunObserver } from './observer.js';
-import type { Verdict } from '../atropos/outcome.js';
+import type { RunFramework, RunObserver, Verdict } from '../framework.js';
 import { now, type TrackedRun } from '../supervision/trackedRun.js';
 import { budgetStop } from '../runCost.js';
 
@@ -34,6 +33,7 @@ export class Watchdog {
     private readonly ctx: {
       settings: Settings;
       logger: Logger;
+      framework: RunFramework;
       /** What the other active runs spent so far (estimates): the total budget is theirs and this run's. */
       othersSpentUsd(runId: string): number;
     },
@@ -41,7 +41,7 @@ export class Watchdog {
     /** Called once when the run must end: a stall with RL_STALL_ACTION=stop, or its spend reached its budget. */
     private readonly onStall: (verdict: Verdict) => void,
   ) {
-    this.observer = new RunObserver(() => run.record);
+    this.observer = ctx.framework.observer(() => run.record);
     this.timer = setInterval(() => void this.tick(), OBSERVE_MS);
     this.timer.unref();
     void this.tick();
@@ -68,10 +68,9 @@ export class Watchdog {
   }
 
   private async lookOnce(): Promise<void> {
-    const look = await this.observer.look();
+    const { next, changed } = await this.observer.look(this.run.record.observed, now());
     if (this.run.record.status !== 'running') return;
     const force = this.lastWrite === 0;
-    const { next, changed } = nextObservations(this.run.record.observed, look, now());
     const firstData = this.run.record.phase === 'waiting_for_data' && next.data_first_at !== undefined;
     // A kind of trouble seen for the first time is evidence a status check should have at once.
     const newSignal = Object.keys(next.env ?? {}).length > Object.keys(this.run.record.observed?.env ?? {}).length;

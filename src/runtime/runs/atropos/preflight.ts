@@ -1,5 +1,5 @@
 /**
- * Why a run must not start, each as a UserError naming the cause and the fix. These
+ * Why an Atropos run must not start, each as a UserError naming the cause and the fix. These
  * run before anything is spawned or written: a refused start leaves no trace but the answer.
  */
 import { UserError } from '../../../core/errors.js';
@@ -8,7 +8,7 @@ import type { Settings } from '../../../core/settings.js';
 import { DEFAULT_BATCH_SIZE } from '../../config/selection.js';
 import { findLaunchTraining, findRunApi } from '../../setup/installation.js';
 import { refuseUnmetRequirements, startContext } from '../../setup/requirements.js';
-import type { RunSelection } from '../atropos/runConfig.js';
+import type { RunSelection } from '../framework.js';
 
 /** Values that make the Atropos API unable to ever hand the trainer a batch. */
 export function refuseStallingConfig(env: Record<string, JsonValue>): void {

@@ -1,15 +1,16 @@
 /**
- * The watchdog's eyes: while a run trains, its supervisor looks every few seconds at what the
- * trainer log gained (steps completed, rewards, loss), what the environment log gained (connection
- * errors, dropped groups, errors) and the Atropos API's `/status` (data queued, batches taken),
- * and keeps the result in run.json (`observed`), from which health is judged.
+ * The watchdog's eyes on an Atropos run: while it trains, its supervisor looks every few seconds
+ * at what the trainer log gained (steps completed, rewards, loss), what the environment log gained
+ * (connection errors, dropped groups, errors) and the Atropos API's `/status` (data queued,
+ * batches taken), and keeps the result in run.json (`observed`), from which health is judged.
  */
-import { addEnvSignals, type EnvLogSignals } from '../atropos/logSignals.js';
+import { addEnvSignals, type EnvLogSignals } from './logSignals.js';
 import { LogCursor } from '../supervision/polling.js';
-import { getJson } from '../atropos/probes.js';
-import type { RunObservations, RunRecord } from '../registry/record.js';
-import { TrainerLogScanner, type TrainerLogSummary } from '../atropos/trainerLog.js';
-import { addBatch, BatchReader, type BatchTokens } from '../atropos/batchTokens.js';
+import { getJson } from './probes.js';
+import type { RunLook, RunObserver } from '../framework.js';
+import { logOf, processOf, type RunObservations, type RunRecord } from '../registry/record.js';
+import { TrainerLogScanner, type TrainerLogSummary } from './trainerLog.js';
+import { addBatch, BatchReader, type BatchTokens } from './batchTokens.js';
 
 /** What one look found. */
 export interface Look {
@@ -71,7 +72,7 @@ export function nextObservations(previous: RunObservations | undefined, look: Lo
 const asCount = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
 /** Reads only what the logs gained since the last look; one `/status` probe per look. */
-export class RunObserver {
+export class AtroposObserver implements RunObserver {
   private readonly trainer: { cursor: LogCursor; scanner: TrainerLogScanner };
   private readonly env: { cursor: LogCursor; partial: string };
   private readonly batches: BatchReader;
@@ -81,10 +82,9 @@ export class RunObserver {
   private started?: Promise<void>;
 
   constructor(private readonly record: () => RunRecord) {
-    const { logs } = record();
-    this.trainer = { cursor: new LogCursor(logs.trainer), scanner: new TrainerLogScanner() };
-    this.env = { cursor: new LogCursor(logs.env), partial: '' };
-    this.batches = new BatchReader(record().processes.trainer.cwd);
+    this.trainer = { cursor: new LogCursor(logOf(record(), 'trainer')), scanner: new TrainerLogScanner() };
+    this.env = { cursor: new LogCursor(logOf(record(), 'env')), partial: '' };
+    this.batches = new BatchReader(processOf(record(), 'trainer').cwd);
     this.batchTokens = record().observed?.batch_tokens;
   }
 
@@ -102,7 +102,11 @@ export class RunObserver {
     return this.batchTokens !== undefined;
   }
 
-  async look(): Promise<Look> {
+  async look(previous: RunObservations | undefined, at: string): Promise<RunLook> {
+    return nextObservations(previous, await this.lookAtFiles(), at);
+  }
+
+  private async lookAtFiles(): Promise<Look> {
     await this.start();
     const [trainerText, envText, status, batch] = await Promise.all([this.trainer.cursor.read(), this.env.cursor.read(), getJson(this.record().ports.api, '/status'), this.batches.next()]);
     this.trainer.scanner.feed(trainerText);

@@ -1,0 +1,60 @@
+/**
+ * An Atropos run's start-up as probed: the API answers GET /, then the trainer registers with it
+ * (its log says so, or /wandb_info names a project) and serves its inference port, then the
+ * environment connects. Only what a stage still needs is probed; the decisions are readiness.ts's.
+ */
+import type { Logger } from '../../../core/logger.js';
+import type { RunProcess } from '../../../core/files/home.js';
+import type { Readiness, StartUpProbe } from '../framework.js';
+import { LogCursor } from '../supervision/polling.js';
+import { logOf, processOf, type RunRecord } from '../registry/record.js';
+import { apiAnswers, dataFlowing, serverAnswers, trainerRegistered } from './probes.js';
+import { apiReadiness, envReadiness, trainerReadiness } from './readiness.js';
+import { TrainerLogScanner } from './trainerLog.js';
+
+export class AtroposStartUpProbe implements StartUpProbe {
+  private readonly trainerLog: { cursor: LogCursor; scanner: TrainerLogScanner };
+  private trainerRegisteredAt?: number;
+
+  constructor(
+    private readonly run: () => RunRecord,
+    private readonly logger: Logger,
+  ) {
+    this.trainerLog = { cursor: new LogCursor(logOf(run(), 'trainer')), scanner: new TrainerLogScanner() };
+  }
+
+  /** The trainer's log announces its registration: a write wakes the wait at once. */
+  wakeOn(stage: RunProcess): string[] {
+    return stage === 'trainer' ? [logOf(this.run(), 'trainer')] : [];
+  }
+
+  async readiness(stage: RunProcess): Promise<Readiness> {
+    const record = this.run();
+    const p = processOf(record, stage);
+    const port = record.ports.api;
+    switch (stage) {
+      case 'api': {
+        const answers = p.state === 'running' && (await apiAnswers(port));
+        // It may have exited while the probe was out.
+        return apiReadiness({ answers, running: processOf(this.run(), 'api').state === 'running' });
+      }
+      case 'trainer': {
+        const registered = p.state === 'running' && ((await this.trainerSaysRegistered()) || (await trainerRegistered(port)));
+        const inferenceAnswers = registered && (await serverAnswers(record.ports.inference, '/health'));
+        if (registered && this.trainerRegisteredAt === undefined) {
+          this.trainerRegisteredAt = Date.now();
+          this.logger.debug({ run_id: record.run_id }, 'trainer registered with the Atropos API');
+        }
+        const registeredForMs = this.trainerRegisteredAt === undefined ? 0 : Date.now() - this.trainerRegisteredAt;
+        return trainerReadiness({ registered, inferenceAnswers, registeredForMs, inferencePort: record.ports.inference });
+      }
+      case 'env':
+        return envReadiness({ state: p.state, aliveMs: Date.now() - Date.parse(p.started_at ?? ''), dataFlowing: p.state === 'running' && (await dataFlowing(port)) });
+    }
+  }
+
+  private async trainerSaysRegistered(): Promise<boolean> {
+    this.trainerLog.scanner.feed(await this.trainerLog.cursor.read());
+    return this.trainerLog.scanner.summary.registered;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * The local placement: each process a detached child of this host leading its own process group,
+ * named by pid and start time (pids are reused), its output appended to its log; stopping signals
+ * the whole group, so grandchildren go too.
+ */
+import type { Placement } from './placement.js';
+import { detachedLauncher, stopGroup, watchAdopted } from '../supervision/processes.js';
+import { isSameProcess } from '../supervision/processTable.js';
+
+export const LOCAL: Placement = {
+  name: 'local',
+  launcher: async () => {
+    const launch = await detachedLauncher();
+    return (spec) => {
+      const launched = launch(spec.command, { cwd: spec.cwd, env: spec.env, logPath: spec.logPath });
+      const { pid } = launched;
+      return { exited: launched.exited, ...(pid !== undefined ? { identity: { pid, pgid: pid, start_time: launched.startTime } } : {}) };
+    };
+  },
+  isAlive: (p) => typeof p.pid === 'number' && isSameProcess(p.pid, p.start_time ?? null),
+  handle: (p) => ({ pid: p.pid, start_time: p.start_time }),
+  watchAdopted: (p, pollMs) => watchAdopted(p.pid!, p.start_time, pollMs),
+  // An exited leader may leave children in its group (e.g. a trainer that crashed): they go too.
+  // Without its start time a long-dead leader's pid could name someone else's group.
+  stop: async (p, graceMs, exited) => (p.pid === null || (p.state !== 'running' && p.start_time === null) ? 'already_gone' : stopGroup({ pid: p.pid, startTime: p.start_time }, graceMs, exited)),
+};

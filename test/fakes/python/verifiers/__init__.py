@@ -1,7 +1,7 @@
 """Test fake of Prime Intellect's ``verifiers`` at v0.1.9.post3, the version tinker-cookbook's
 verifiers_rl recipe pins (``verifiers>=0.1.9,<0.1.10``), written from its source
-(PrimeIntellect-ai/verifiers tag v0.1.9.post3: envs/environment.py, utils/env_utils.py,
-utils/eval_utils.py, scripts/eval.py).
+(PrimeIntellect-ai/verifiers tag v0.1.9.post3: verifiers/envs/environment.py, verifiers/utils/env_utils.py,
+verifiers/utils/eval_utils.py, verifiers/scripts/eval.py).
 
 What it keeps: ``vf.load_environment(env_id, **env_args)`` importing the environment's module and
 calling its ``load_environment``; ``Environment``/``MultiTurnEnv``/``SingleTurnEnv`` with datasets,

@@ -7,8 +7,6 @@
  * What the bundle leaves out, and why:
  * - execa and yaml: loaded on first use from the installed dependencies (src/core/onDemand.ts),
  *   so a start does not compile them;
- * - Ajv, zod v3 and zod-to-json-schema, which the SDK imports and this server does not use at
- *   start: required when first used (sdkOnDemand below);
  * - zod's translations of its error messages into other languages: the server speaks English
  *   (zod's default); the other locales were a third of zod's code.
  * CommonJS dependencies call `require` for Node's own modules, which an ES module does not
@@ -23,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist');
@@ -36,36 +34,6 @@ const englishOnly: Plugin = {
       /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: 'zod-en' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: dirname(args.path) }));
-  },
-};
-
-/**
- * Parts of the SDK this server does not use at start, each replaced in the bundle by a stand-in
- * that requires the real one (from the installed SDK or zod, whose own dependencies they are) on
- * first use:
- * - the Ajv validator (with Ajv and its formats), imported statically by the SDK's Server, used
- *   here only to check answers to elicitations (src/server/server.ts builds it on first use);
- * - zod-to-json-schema (a dependency of the SDK, so required from there) and zod v3, which
- *   McpServer uses for tools declared with zod v3: this server lists its tools itself
- *   (src/tools/catalog.ts).
- * Each stand-in is `[what it replaces (resolved path), its code]`.
- */
-const requireLazily = (id: string, body: string, from?: string): string => {
-  const require = from ? `createRequire(createRequire(import.meta.url).resolve(${JSON.stringify(from)}))` : 'createRequire(import.meta.url)';
-  return `import { createRequire } from 'node:module';\nconst real = () => ${require}(${JSON.stringify(id)});\n${body}`;
-};
-const onDemand: Array<[RegExp, string]> = [
-  [/[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/, requireLazily('@modelcontextprotocol/sdk/validation/ajv', 'export class AjvJsonSchemaValidator { constructor(ajv) { return new (real().AjvJsonSchemaValidator)(ajv); } }')],
-  [/[\\/]zod-to-json-schema[\\/]dist[\\/]esm[\\/]index\.js$/, requireLazily('zod-to-json-schema', 'export const zodToJsonSchema = (...args) => real().zodToJsonSchema(...args);', '@modelcontextprotocol/sdk/server')],
-  [/[\\/]zod[\\/]v3[\\/]index\.js$/, requireLazily('zod/v3', 'export const object = (shape) => real().object(shape);')],
-];
-const sdkOnDemand: Plugin = {
-  name: 'sdk-on-demand',
-  setup(b) {
-    b.onLoad({ filter: /\.js$/ }, (args) => {
-      const stand = onDemand.find(([path]) => path.test(args.path));
-      return stand && { contents: stand[1], resolveDir: root };
-    });
   },
 };
 
@@ -89,7 +57,7 @@ const result = await build({
   sourcemap: 'linked',
   legalComments: 'none',
   external: ['execa', 'yaml'],
-  plugins: [englishOnly, sdkOnDemand],
+  plugins: [englishOnly],
   banner: { js: "import { createRequire as __rlCreateRequire } from 'node:module';\nconst require = __rlCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   write: false,

@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/client';
 import { APPS_CLIENT_CAPABILITIES } from './helpers/client.js';
 import { copyOfBuiltPackage, DIST_ENTRY, tempDir, testEnv } from './helpers/tmp.js';
 

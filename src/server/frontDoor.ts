@@ -14,7 +14,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { isDeepStrictEqual } from 'node:util';
-import type { ClientCapabilities, InitializeResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, InitializeResult, Tool } from '@modelcontextprotocol/server';
 
 /** What the front door answers with; none (the sources run by tsx, a stale build) sends everything to the SDK. */
 export interface EarlyAnswers {

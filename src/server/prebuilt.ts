@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { ClientCapabilities, Implementation, InitializeResult, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, Implementation, InitializeResult, ServerCapabilities, Tool } from '@modelcontextprotocol/server';
 import { PREBUILT_HANDSHAKE, PREBUILT_TOOL_LIST } from '../core/files/paths.js';
 import { SERVER_VERSION } from '../core/version.js';
 import { clientRendersApps, isAppOnly, type ToolUi } from './apps.js';

@@ -1,12 +1,11 @@
 /**
  * Talks to the server the way a client does: the SDK Client over the in-memory transport (with
- * the runtime at hand for assertions), or over stdio against the built dist/index.js.
+ * the runtime at hand for assertions; 2025 protocol only), or over stdio against the built
+ * dist/index.js, speaking the protocol version asked for.
  */
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport, type CallToolRequestOptions, type CallToolResult, type ClientCapabilities, type ClientOptions } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { after } from 'node:test';
 import { Runtime } from '../../src/runtime/wiring/runtime.js';
 import { loadSettings } from '../../src/runtime/config/settings.js';
@@ -21,8 +20,8 @@ export interface ToolAnswer {
 }
 
 /** Calls a tool and checks the invariant of every answer: structuredContent equals the text JSON. */
-export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}, options?: Parameters<Client['callTool']>[2]): Promise<ToolAnswer> {
-  const raw = (await client.callTool({ name, arguments: args }, undefined, options)) as CallToolResult;
+export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}, options?: CallToolRequestOptions): Promise<ToolAnswer> {
+  const raw = await client.callTool({ name, arguments: args }, options);
   const text = raw.content.find((c) => c.type === 'text');
   assert.ok(text && text.type === 'text', `${name} answered without a text block`);
   let json: Record<string, any>;
@@ -40,7 +39,7 @@ export async function callTool(client: Client, name: string, args: Record<string
 export interface InMemoryHarness {
   client: Client;
   runtime: Runtime;
-  call(name: string, args?: Record<string, unknown>, options?: Parameters<Client['callTool']>[2]): Promise<ToolAnswer>;
+  call(name: string, args?: Record<string, unknown>, options?: CallToolRequestOptions): Promise<ToolAnswer>;
   close(): Promise<void>;
 }
 
@@ -50,7 +49,7 @@ export const APPS_CLIENT_CAPABILITIES: ClientCapabilities = { extensions: { 'io.
 /** A server over the in-memory transport with settings from `testEnv(env)`; closed after the file. */
 export async function connectInMemory(env: Record<string, string | undefined> = {}, cwd?: string, capabilities: ClientCapabilities = {}): Promise<InMemoryHarness> {
   const runtime = new Runtime(loadSettings(testEnv(env), cwd));
-  const server = createServer(runtime);
+  const { server } = createServer(runtime);
   const client = new Client({ name: 'test-client', version: '0.0.0' }, { capabilities });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   await Promise.all([client.connect(clientTransport), server.connect(serverTransport)]);
@@ -73,12 +72,27 @@ export interface StdioHarness {
   close(): Promise<void>;
 }
 
-/** Spawns `node dist/index.js` (run `npm run build` first; `npm test` does). */
-export async function connectStdio(env: Record<string, string | undefined> = {}, cwd?: string): Promise<StdioHarness> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [DIST_ENTRY], env: testEnv(env), cwd, stderr: 'pipe' });
+/** The protocol versions test clients speak: two of the 2025 generation (initialize) and 2026-07-28 (server/discover, per-request envelope). */
+export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-11-25', '2026-07-28'] as const;
+export type ProtocolVersion = (typeof PROTOCOL_VERSIONS)[number];
+
+/** The SDK Client's options that make it speak `version`. */
+export function speaking(version: ProtocolVersion): ClientOptions {
+  return version === '2026-07-28' ? { versionNegotiation: { mode: { pin: version } } } : { supportedProtocolVersions: [version] };
+}
+
+export interface StdioOptions {
+  cwd?: string;
+  protocol?: ProtocolVersion;
+  capabilities?: ClientCapabilities;
+}
+
+/** Spawns `node dist/index.js` (run `npm run build` first; `npm test` does); the client speaks 2025-11-25 unless told. */
+export async function connectStdio(env: Record<string, string | undefined> = {}, options: StdioOptions = {}): Promise<StdioHarness> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [DIST_ENTRY], env: testEnv(env), cwd: options.cwd, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: 'test-client', version: '0.0.0' });
+  const client = new Client({ name: 'test-client', version: '0.0.0' }, { ...speaking(options.protocol ?? '2025-11-25'), capabilities: options.capabilities ?? {} });
   await client.connect(transport);
   let closed = false;
   const close = async (): Promise<void> => {

@@ -12,6 +12,7 @@
  *                   wandb-history.json
  *     inference_tests/<test_id>/result.json, <model files>
  *     evaluations/<eval_id>/result.json, <model files> (samples, logs, the environment's metrics)
+ *     tasks.key
  */
 import { join } from 'node:path';
 
@@ -68,3 +69,5 @@ export const inferenceTestDir = (home: string, testId: string): string => join(i
 export const evaluationsRoot = (home: string): string => join(home, 'evaluations');
 export const evaluationDir = (home: string, evalId: string): string => join(evaluationsRoot(home), evalId);
 export const EVALUATION_RESULT = 'result.json';
+/** The key that signs task ids (the MCP tasks extension), so any server sharing RL_HOME knows a task another issued. */
+export const taskKeyPath = (home: string): string => join(home, 'tasks.key');

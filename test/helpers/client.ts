@@ -21,7 +21,11 @@ export interface ToolAnswer {
 
 /** Calls a tool and checks the invariant of every answer: structuredContent equals the text JSON. */
 export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}, options?: CallToolRequestOptions): Promise<ToolAnswer> {
-  const raw = await client.callTool({ name, arguments: args }, options);
+  return toolAnswer(name, await client.callTool({ name, arguments: args }, options));
+}
+
+/** A tool's answer as any client received it, checked: a text block of JSON, and structuredContent equal to it. */
+export function toolAnswer(name: string, raw: CallToolResult): ToolAnswer {
   const text = raw.content.find((c) => c.type === 'text');
   assert.ok(text && text.type === 'text', `${name} answered without a text block`);
   let json: Record<string, any>;

@@ -78,28 +78,51 @@ for (const name of readdirSync(outdir)) {
   if (!written.has(join(outdir, name))) rmSync(join(outdir, name), { recursive: true, force: true });
 }
 
-/**
- * dist/handshake.json: the initialize answer of the server just built, as its SDK gives it (no
- * handshake.json exists while it runs, so the SDK answers), with the SDK's protocol versions. The
- * front door (src/server/frontDoor.ts) answers a start's initialize from it before the SDK is loaded.
- */
-async function recordHandshake(): Promise<string> {
+/** The 2026-07-28 version this build's SDK speaks beside the 2025 ones, and the envelope a request of it carries. */
+const MODERN_VERSION = '2026-07-28';
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientInfo': { name: 'build', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+/** Asks the built server (no handshake.json exists while it runs, so its SDK answers) each request in turn; the results. */
+async function askBuiltServer(requests: Array<{ method: string; params: object }>): Promise<Array<Record<string, unknown>>> {
   const home = mkdtempSync(join(tmpdir(), 'rl-build-handshake-'));
   const child = spawn(process.execPath, [join(outdir, 'index.js')], { env: { PATH: process.env.PATH ?? '', HOME: home, RL_HOME: join(home, 'rl'), LOG_LEVEL: 'error' }, stdio: ['pipe', 'pipe', 'inherit'] });
   try {
-    const answered = new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout }).once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`the built server exited (${code}) before answering initialize`)));
-    });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'build', version: '0' } } })}\n`);
-    const { result } = JSON.parse(await answered) as { result: { protocolVersion: string } & Record<string, unknown> };
-    if (result?.protocolVersion !== LATEST_PROTOCOL_VERSION) throw new Error(`unexpected initialize answer: ${JSON.stringify(result)}`);
-    const { protocolVersion: _negotiated, ...answer } = result;
-    return JSON.stringify({ tool_list_sha256: toolListHash(toolList), supported_versions: SUPPORTED_PROTOCOL_VERSIONS, latest_version: LATEST_PROTOCOL_VERSION, result: answer });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the built server exited (${code}) before answering`))));
+    const results: Array<Record<string, unknown>> = [];
+    for (const [i, request] of requests.entries()) {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: i + 1, ...request })}\n`);
+      const { value } = await Promise.race([lines.next(), exited]);
+      const answer = JSON.parse(value as string) as { result?: Record<string, unknown> };
+      if (answer.result === undefined) throw new Error(`the built server refused ${request.method}: ${String(value)}`);
+      results.push(answer.result);
+    }
+    return results;
   } finally {
     child.kill('SIGKILL');
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * dist/handshake.json: the first answers of the server just built, as its SDK gives them, with the
+ * SDK's protocol versions: the 2025 initialize answer, and for 2026-07-28 the server/discover answer
+ * and the fields a tools/list answer carries beside the tools. The front door
+ * (src/server/frontDoor.ts) answers a start's first requests from it before the SDK is loaded.
+ */
+async function recordHandshake(): Promise<string> {
+  const [init] = await askBuiltServer([{ method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'build', version: '0' } } }]);
+  if (init!.protocolVersion !== LATEST_PROTOCOL_VERSION) throw new Error(`unexpected initialize answer: ${JSON.stringify(init)}`);
+  const { protocolVersion: _negotiated, ...answer } = init!;
+  const [discover, list] = await askBuiltServer([
+    { method: 'server/discover', params: { _meta: ENVELOPE } },
+    { method: 'tools/list', params: { _meta: ENVELOPE } },
+  ]);
+  const versions = discover!.supportedVersions as string[];
+  if (!versions.includes(MODERN_VERSION)) throw new Error(`the built server does not speak ${MODERN_VERSION}: ${JSON.stringify(discover)}`);
+  const { tools: _tools, ...listFields } = list!;
+  const modern = { versions, discover, list: listFields };
+  return JSON.stringify({ tool_list_sha256: toolListHash(toolList), supported_versions: SUPPORTED_PROTOCOL_VERSIONS, latest_version: LATEST_PROTOCOL_VERSION, result: answer, modern });
 }
 const handshake = join(outdir, 'handshake.json');
 writeFileSync(`${handshake}.${process.pid}.tmp`, await recordHandshake());

@@ -85,7 +85,8 @@ test('the dashboard in Chromium: W&B curves, processes, health, themes; its poll
     lockedEnv: { use_wandb: true, total_steps: 5 },
     env: { WANDB_API_KEY: WANDB_KEY, WANDB_BASE_URL: wandb.url },
   });
-  h.install.trainerControl({ step_seconds: 1.5 });
+  // Steps long enough that the views see the run active on a loaded machine (the host page's bridge checks every message).
+  h.install.trainerControl({ step_seconds: 3 });
   const runId = await startRun(h);
   const run = h.runtime.runs.get(runId) as { wandb_project: string; trainer_wandb_run_name: string; wandb_name: string };
   const rewards = [0.12, 0.18, 0.31, 0.29, 0.44, 0.52, 0.61];

@@ -11,7 +11,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { saveMeasuredRollouts } from '../src/runtime/cost/lengthStore.js';
 import { connectInMemory } from './helpers/client.js';
 import { KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
-import { leftovers, record, runServer, waitForRun, type RunServer } from './helpers/runs.js';
+import { isAlive, leftovers, record, runServer, waitForRun, type RunServer } from './helpers/runs.js';
 
 const TODAY = new Date().toISOString().slice(0, 10);
 
@@ -94,6 +94,28 @@ test('a run whose rollouts are longer than its smoke test said is stopped at its
   const listed = (await h.call('rl_list_runs')).json.runs[0];
   assert.equal(listed.cost.spent_usd, status.cost.spent_usd);
   assert.match(listed.cost.basis, /^estimate/);
+});
+
+test('a budget stop reads stopping while a trainer that ignores SIGTERM lives, and the final spend counts the steps it finished meanwhile', async (t) => {
+  const h = await underestimatedRuns(t, { RL_MAX_RUN_COST_USD: '0.2', RL_STOP_GRACE_SECONDS: '3' });
+  h.install.trainerControl({ step_seconds: 0.4, ignore_sigterm: true, chat_answer: `${'Let me think. '.repeat(80)}#### 42` });
+  const started = await h.call('rl_start_training');
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  const id = started.json.run_id as string;
+
+  const decided = await waitForRun(h, id, 'the budget reached', (r) => r.error?.startsWith('budget reached') === true, 120);
+  assert.equal(decided.status, 'stopping', 'the outcome is decided, but its processes still live');
+  assert.equal(decided.ended_at, undefined);
+  assert.ok(isAlive(decided.processes.trainer.pid!), 'the trainer ignores SIGTERM for the grace');
+  assert.equal((await h.call('rl_check_status', { run_id: id })).json.health.verdict, 'stopping');
+
+  const stopped = await waitForRun(h, id, 'stopped', (r) => r.status === 'stopped', 60);
+  assert.ok(Object.values(stopped.processes).every((p) => p.state !== 'running'));
+  const logged = readFileSync(stopped.logs.trainer, 'utf8').match(/^Step \d+ complete/gm)?.length ?? 0;
+  assert.equal(stopped.observed!.steps_completed, logged, 'every step the trainer logged, the ones during the stop included');
+  const status = (await h.call('rl_check_status', { run_id: id })).json;
+  assert.match(status.cost.basis, new RegExp(`^estimate: ${logged} steps done`));
+  assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });
 
 test('two runs whose spend together reaches RL_MAX_TOTAL_COST_USD are both stopped with the reason, nothing left running', async (t) => {

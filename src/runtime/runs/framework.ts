@@ -131,11 +131,11 @@ export interface HealthTerms {
 export interface RunFramework {
   readonly name: FrameworkName;
   /**
-   * Every refusal of a start that needs no lock (a config that would stall, the install's
-   * requirements): slow checks, run before the start lock. `othersActive`: other runs are active,
-   * so this one will get resources of its own rather than the configured ones.
+   * Every refusal of a start that does not depend on the other runs (a config that would stall,
+   * the install's requirements): slow checks, run before the start lock, concurrently with other
+   * starts.
    */
-  preflight(request: StartRequest & { othersActive: boolean }): Promise<Preflight>;
+  preflight(request: StartRequest): Promise<Preflight>;
   /** The run laid out beside the `active` ones (its ports, files, commands), under the start lock; refusals that depend on them are thrown here. */
   plan(request: StartRequest & { active: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan>;
   /** What a run of `selection` would cost, before it starts. */

@@ -90,7 +90,7 @@ export const RL_HOME: Requirement = {
 
 /** One probe for both ports: bound on `host` as the process that needs the port binds it. */
 /** The configured ports are the first run's: with other runs active, a new run draws free ports of its own. */
-const firstRunOnly = (ctx: StartContext): boolean => !(ctx.othersActive ?? (ctx.activeRuns?.().length ?? 0) > 0);
+const firstRunOnly = (ctx: StartContext): boolean => (ctx.activeRuns?.().length ?? 0) === 0;
 
 async function portOutcome(ctx: StartContext, host: string, port: number, message: string, setting: string): Promise<Outcome> {
   if (!firstRunOnly(ctx)) return met(`not used while runs are active: a new run gets free ports of its own`);
@@ -103,6 +103,7 @@ async function portOutcome(ctx: StartContext, host: string, port: number, messag
 /** run-api is started with --host 127.0.0.1, so that is the address its port must be free on. */
 export const API_PORT: Requirement = {
   check: 'api port',
+  placement: true,
   required: firstRunOnly,
   atStart: true,
   evaluate: (ctx) => {
@@ -120,6 +121,7 @@ export const API_PORT: Requirement = {
  */
 export const INFERENCE_PORT: Requirement = {
   check: 'inference port',
+  placement: true,
   required: firstRunOnly,
   atStart: true,
   evaluate: (ctx) => {

@@ -100,6 +100,11 @@ export interface RunRecord {
   /** Things worth knowing that are not errors (e.g. the environment finished its data). */
   notes?: string[];
   stop_requested_at?: string;
+  /**
+   * The outcome decided while the run's processes are still being stopped (status `stopping`): it
+   * becomes the status once they are gone, whichever server finishes the stop.
+   */
+  outcome?: 'completed' | 'failed' | 'stopped';
   observed?: RunObservations;
   /** The cost estimate at start (an estimate: its figures say from what); spend is counted from it. */
   cost?: CostPlan;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { writeAtomically } from '../../../core/files/atomicFile.js';
 import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
 import { FileLock } from './fileLock.js';
-import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
+import { damagedRun, type DamagedRun, isDamaged, newRunId, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
 
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
 const WRITE_LOCK_TIMEOUT_MS = 5_000;
@@ -54,6 +54,13 @@ export class RunStore {
       rmSync(dir, { recursive: true, force: true });
       throw err;
     }
+  }
+
+  /** A new run id no run directory has (creating the directory fails if one takes it meanwhile). */
+  unusedRunId(): string {
+    let runId = newRunId();
+    while (this.exists(runId)) runId = newRunId();
+    return runId;
   }
 
   exists(runId: string): boolean {

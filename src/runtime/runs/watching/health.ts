@@ -146,8 +146,10 @@ export function assessHealth(record: RunRecord, nowMs: number, policy: HealthPol
     case 'failed':
     case 'stopped':
       return endedHealth(record, base);
-    case 'stopping':
-      return { ...base, verdict: 'stopping', reasons: [{ code: 'stopping', message: 'The run is being stopped.', evidence: { at: record.stop_requested_at ?? record.phase_started_at } }] };
+    case 'stopping': {
+      const message = record.outcome === undefined ? 'The run is being stopped.' : `The run ended ${record.outcome}${record.error ? ` (${record.error})` : ''}; its processes are being stopped.`;
+      return { ...base, verdict: 'stopping', reasons: [{ code: 'stopping', message, evidence: { at: record.stop_requested_at ?? record.phase_started_at } }] };
+    }
     case 'starting':
       return { ...base, verdict: 'starting', reasons: [{ code: record.phase, message: `Starting (${record.phase}).`, evidence: { at: record.phase_started_at } }] };
     case 'running':

@@ -9,6 +9,7 @@ import type { EnvLogSignals } from '../atropos/logSignals.js';
 import type { CostPlan } from '../../cost/spend.js';
 import type { BatchTokens } from '../atropos/batchTokens.js';
 import type { RunNames } from '../atropos/runConfig.js';
+import type { UntrainedSteps } from '../atropos/trainerLog.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
 export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
@@ -102,6 +103,8 @@ export interface RunObservations {
   total_steps?: number;
   /** Sequences the trainer trained in its completed steps (`Got N Datum objects`), when it printed them. */
   sequences_trained?: number;
+  /** The latest completed steps, in a row, that trained nothing (every group scored alike); absent once a step trains. */
+  untrained_steps?: UntrainedSteps;
   /** Tokens of the batches the trainer took (its temp.json), as far as the supervisor saw them. */
   batch_tokens?: BatchTokens;
   /** The trainer's latest `Reward/mean` values (oldest first) and last `Loss`; non-finite ones as "NaN"/"Infinity". */

@@ -26,20 +26,12 @@ class GSM8kTinkerUpstreamEnv(GSM8kServerEnv):
 
     @classmethod
     def config_init(cls) -> Tuple[BaseEnvConfig, List[APIServerConfig]]:
-        env_config = BaseEnvConfig(
-            tokenizer_name="meta-llama/Llama-3.1-8B-Instruct",
-            group_size=16,
-            use_wandb=True,
-            rollout_server_url="http://localhost:8000",
-            total_steps=50,
-            batch_size=128,
-            steps_per_eval=100,
-            max_token_length=256,
-            max_num_workers=24,
-            max_batches_offpolicy=3,
-            wandb_name="atropos-tinker-run-env",
-            ensure_scores_are_not_same=False,
-        )
+        env_config, _ = super().config_init()
+        # TA configs/default.yaml's values, as its config_init reads them.
+        env_config = env_config.model_copy(update={
+            "tokenizer_name": "meta-llama/Llama-3.1-8B-Instruct", "group_size": 16, "total_steps": 50, "batch_size": 128,
+            "max_token_length": 256, "max_num_workers": 24, "wandb_name": "atropos-tinker-run-env", "ensure_scores_are_not_same": False,
+        })
         server_configs = [
             APIServerConfig(
                 model_name="meta-llama/Llama-3.1-8B-Instruct",

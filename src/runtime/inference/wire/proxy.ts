@@ -8,8 +8,8 @@
  * connection error it would report without the proxy.
  */
 import { appendFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../../core/logger.js';
 import type { SecretRedactor } from '../../../core/redact.js';
@@ -77,8 +77,14 @@ function relay(answer: IncomingMessage, res: ServerResponse, onEnd: ((body: Buff
   answer.pipe(res);
 }
 
+interface Upstream {
+  url: URL;
+  /** Its own connections, closed with the proxy. */
+  agent: HttpAgent;
+}
+
 /** Forwards one request to the endpoint and its answer back; a completion exchange goes to `log`. */
-async function forward(req: IncomingMessage, res: ServerResponse, upstream: URL, seq: number, log: ExchangeLog, logger: Logger | undefined): Promise<void> {
+async function forward(req: IncomingMessage, res: ServerResponse, { url: upstream, agent }: Upstream, seq: number, log: ExchangeLog, logger: Logger | undefined): Promise<void> {
   const at = new Date().toISOString();
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -88,7 +94,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, upstream: URL,
   // Asked for unencoded, so the copy can be read; a client accepts that whatever it offered.
   const headers = { ...forwarded(req.headers), host: upstream.host, 'accept-encoding': 'identity', 'content-length': String(body.length) };
   const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
-  const out = send(target, { method: req.method, headers }, (answer) => {
+  const out = send(target, { method: req.method, headers, agent }, (answer) => {
     const record = (kept: Buffer): void => {
       const facts = responseFacts(kept, answer.headers['content-type'], answer.headers['content-encoding']);
       log.add({ seq, at, path: target.pathname, status: answer.statusCode ?? 0, ...requestFacts(body), ...facts });
@@ -113,16 +119,18 @@ async function forward(req: IncomingMessage, res: ServerResponse, upstream: URL,
 }
 
 export async function startWireProxy(opts: WireProxyOptions): Promise<WireProxy> {
-  const upstream = new URL(opts.upstream);
+  const url = new URL(opts.upstream);
+  const upstream = { url, agent: url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }) };
   const log = new ExchangeLog(opts);
   let nextSeq = 0;
   const server = createServer((req, res) => void forward(req, res, upstream, nextSeq++, log, opts.logger).catch(() => req.socket.destroy()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}${upstream.pathname.replace(/\/+$/, '')}`,
+    baseUrl: `http://127.0.0.1:${port}${url.pathname.replace(/\/+$/, '')}`,
     close: async () => {
       server.closeAllConnections();
+      upstream.agent.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await log.flushed();
     },

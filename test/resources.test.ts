@@ -18,7 +18,7 @@ import { ChangeWatcher } from '../src/core/files/watch.js';
 import { connectInMemory } from './helpers/client.js';
 import { tempDir } from './helpers/tmp.js';
 
-const SECRET = 'tk-resources-secret-7f3a9c';
+const SECRET = 'tml-resources-secret-7f3a9c';
 
 function writeRun(home: string, runId: string, opts: { status?: string; createdAt?: string; log?: string } = {}): string {
   const dir = join(home, 'runs', runId);

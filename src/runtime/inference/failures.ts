@@ -58,3 +58,23 @@ export function classifyDroppedGroups(ctx: FailureContext, failedGroups: number)
       'GRPO learns nothing from such groups. Try a model nearer the task\'s difficulty, or other environment settings. See log_file.',
   };
 }
+
+/**
+ * Groups written, but none with a signal: every group's completions scored the same. atroposlib's
+ * `process` keeps such groups (it turns ensure_scores_are_not_same off), and environments that keep
+ * them in training too (tinker-atropos' gsm8k_tinker) leave the trainer skipping them ("Skipped N
+ * groups with zero advantages", "Got 0 Datum objects"). The model ran: a warning, not an error.
+ */
+export function equalScores(groups: readonly (readonly number[])[]): { kind: FailureKind; warning: string } | undefined {
+  const scored = groups.filter((g) => g.length > 0);
+  if (scored.length === 0 || scored.some((g) => g.some((s) => s !== g[0]))) return undefined;
+  const values = [...new Set(scored.map((g) => g[0]!))].sort((a, b) => b - a).map((v) => `all ${v}`);
+  const which = scored.length === 1 ? 'the one group' : `every one of the ${scored.length} groups`;
+  return {
+    kind: 'no_learning_signal',
+    warning:
+      `No learning signal: ${which} this model produced scored the same for all its completions (${values.join(' or ')}), so every advantage is zero. ` +
+      'Training on such groups learns nothing while the sampling is paid for: the trainer skips them ("Skipped N groups with zero advantages"). ' +
+      'Try a model nearer the task\'s difficulty, or a larger group_size.',
+  };
+}

@@ -134,6 +134,8 @@ export class InferenceTests {
     this.tests.set(id, test);
     this.prune();
     logger.info({ test_id: id, environment: req.environment.name, models: test.params.models.map((m) => m.id), base_url: baseUrl }, 'inference test started');
+    // Each model goes through a recording proxy that takes a moment to listen: a start answers once its first models run.
+    await test.started;
     return test;
   }
 

@@ -12,7 +12,7 @@ import type { SecretRedactor } from '../../core/redact.js';
 import type { Settings } from '../../core/settings.js';
 import type { RunEstimate } from '../cost/estimate.js';
 import type { TinkerFacts } from '../environments/tinkerReadiness.js';
-import type { FrameworkName, RunNames, RunObservations, RunRecord } from './registry/record.js';
+import type { FrameworkName, RunNames, RunObservations, RunRecord, UntrainedSteps } from './registry/record.js';
 
 /** What a run trains: the environment (or recipe) and its config values (ConfigSelection.forRun). */
 export interface RunSelection {
@@ -89,6 +89,11 @@ export interface TrainingSummary {
   steps_completed: number;
   /** Sequences trained in the finished steps; undefined when never said. */
   sequences_trained?: number;
+  /**
+   * The latest finished steps, in a row, that trained nothing (every group of their batches scored
+   * alike: zero advantages); undefined when the latest finished step trained something.
+   */
+  untrained_steps?: UntrainedSteps;
   /** The latest per-step mean rewards, oldest first, and the last loss. */
   recent_rewards: number[];
   last_loss?: number;

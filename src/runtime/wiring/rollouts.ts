@@ -6,11 +6,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { EVAL_ID_PATTERN, evaluationDir, inferenceTestDir, TEST_ID_PATTERN } from '../../core/files/home.js';
+import { EVAL_ID_PATTERN, evaluationDir, inferenceTestDir, TEST_ID_PATTERN, WIRE_SUFFIX } from '../../core/files/home.js';
 import { evaluationFileUri, inferenceTestFileUri, runLogUri } from '../../core/resourceUris.js';
 import { isMissing } from '../../core/files/safePath.js';
 import { pickRollouts, type PickedRollout, type RolloutFilter, type SourcedRollout } from '../evaluation/picking.js';
-import { groupRollouts, readRolloutGroups } from '../evaluation/rollouts.js';
+import { groupRollouts, readRolloutGroups, type GroupWire } from '../evaluation/rollouts.js';
+import { readExchanges } from '../inference/wire/exchanges.js';
 import { isActive, isDamaged } from '../runs/registry/record.js';
 import type { Runtime } from './runtime.js';
 
@@ -46,12 +47,22 @@ async function filesIn(dir: string, what: string, id: string): Promise<string[]>
   }
 }
 
+/** What the wire to a model's endpoint carried during a test (`<n>-<model>.wire.jsonl`), when it was recorded. */
+async function testWire(dir: string, testId: string, groupsFile: string): Promise<GroupWire | undefined> {
+  const name = groupsFile.replace(/\.jsonl$/, WIRE_SUFFIX);
+  const exchanges = await readExchanges(join(dir, name));
+  return exchanges.length > 0 ? { exchanges, file: inferenceTestFileUri(testId, name) } : undefined;
+}
+
 /** Each model's `process` groups of a test: `<n>-<model>.jsonl`. */
 async function testRollouts(runtime: Runtime, testId: string): Promise<SourcedRollout[]> {
   const dir = inferenceTestDir(runtime.settings.home, testId);
-  const files = (await filesIn(dir, 'Inference test', testId)).filter((f) => f.endsWith('.jsonl'));
+  const files = (await filesIn(dir, 'Inference test', testId)).filter((f) => f.endsWith('.jsonl') && !f.endsWith(WIRE_SUFFIX));
   const per = await Promise.all(
-    files.map(async (f) => ((await readRolloutGroups(join(dir, f), 'groups')) ?? []).flat().map((r) => ({ ...r, model: f.replace(/^\d+-/, '').replace(/\.jsonl$/, ''), file: inferenceTestFileUri(testId, f) }))),
+    files.map(async (f) => {
+      const groups = (await readRolloutGroups(join(dir, f), 'groups', await testWire(dir, testId, f))) ?? [];
+      return groups.flat().map((r) => ({ ...r, model: f.replace(/^\d+-/, '').replace(/\.jsonl$/, ''), file: inferenceTestFileUri(testId, f) }));
+    }),
   );
   return per.flat();
 }
@@ -85,6 +96,15 @@ async function latestExample(runtime: Runtime, runId: string): Promise<{ rollout
   }
   const group = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   return { rollouts: groupRollouts(group).map((r) => ({ ...r, file: runLogUri(runId, 'env') })) };
+}
+
+/** Rollouts whose group atroposlib filled with placeholders: where their texts come from. */
+function placeholderNote(count: number, total: number): string {
+  if (count === 0) return '';
+  return (
+    ` ${count} of the ${total} rollouts come from groups atroposlib wrote with placeholder tokens (the model was sampled on an OpenAI-compatible endpoint): ` +
+    'their prompts and completions are the ones the wire to the endpoint carried, or are marked "not available" where that cannot tell which completion earned which score.'
+  );
 }
 
 function sourceOf(args: RolloutsArgs): { kind: RolloutsAnswer['source']['kind']; id: string } {
@@ -125,6 +145,6 @@ export async function getRollouts(runtime: Runtime, args: RolloutsArgs): Promise
     total: all.length,
     returned: rollouts.length,
     rollouts,
-    message: `${note}${rollouts.length} of ${all.length} rollouts; texts longer than a few thousand characters are cut in the middle, whole in the file each names.`,
+    message: `${note}${rollouts.length} of ${all.length} rollouts; texts longer than a few thousand characters are cut in the middle, whole in the file each names.${placeholderNote(all.filter((r) => r.placeholder).length, all.length)}`,
   };
 }

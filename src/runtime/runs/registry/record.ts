@@ -125,6 +125,8 @@ export interface RunObservations {
   total_steps?: number;
   /** Sequences the trainer trained in its completed steps (`Got N Datum objects`), when it printed them. */
   sequences_trained?: number;
+  /** The latest completed steps, in a row, that trained nothing (every group scored alike); absent once a step trains. */
+  untrained_steps?: UntrainedSteps;
   /** Tokens of the batches the trainer took (its temp.json), as far as the supervisor saw them. */
   batch_tokens?: BatchTokens;
   /** The trainer's latest `Reward/mean` values (oldest first) and last `Loss`; non-finite ones as "NaN"/"Infinity". */
@@ -137,6 +139,12 @@ export interface RunObservations {
   data_first_at?: string;
   data_last_at?: string;
   env?: EnvLogSignals;
+}
+
+/** The latest finished steps, in a row, that trained nothing, with the trainer's own line about the latest of them. */
+export interface UntrainedSteps {
+  steps: number;
+  line: string;
 }
 
 /** The W&B names of a run, fixed before it starts so it can be found later. */

@@ -141,8 +141,12 @@ export interface RunFramework {
    * starts.
    */
   preflight(request: StartRequest): Promise<Preflight>;
-  /** The run laid out beside the `active` ones (its ports, files, commands), under the start lock; refusals that depend on them are thrown here. */
-  plan(request: StartRequest & { active: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan>;
+  /**
+   * The run laid out beside the `active` ones (its ports, files, commands), under the start lock;
+   * refusals that depend on them are thrown here. `neighbours`: the active runs and the ended ones
+   * whose processes are still being stopped; they may still hold their ports.
+   */
+  plan(request: StartRequest & { active: readonly RunRecord[]; neighbours: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan>;
   /** What a run of `selection` would cost, before it starts. */
   estimate(settings: Settings, selection: RunSelection): RunEstimate;
   /** The processes of a run, in the order they start; they stop in `stopOrder`. */

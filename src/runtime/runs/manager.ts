@@ -218,6 +218,15 @@ export class RunManager {
     });
   }
 
+  /** Ended runs whose record still calls a process running that lives: their leftovers are being stopped. */
+  private endingRuns(): RunRecord[] {
+    return this.index.runs().flatMap((run) => {
+      if (isActive(run.status) || !anyAlive(run)) return [];
+      const entry = this.store.read(run.run_id);
+      return entry !== undefined && !isDamaged(entry) ? [entry] : [];
+    });
+  }
+
   private async createRun(framework: RunFramework, request: StartRequest & { preflight: Preflight }): Promise<StartedRun> {
     const { settings } = this.core;
     request.signal?.throwIfAborted();
@@ -228,7 +237,7 @@ export class RunManager {
     try {
       const active = this.activeRuns();
       refuseAtLimit(active, settings.maxConcurrentRuns);
-      const plan = await framework.plan({ ...request, active });
+      const plan = await framework.plan({ ...request, active, neighbours: [...active, ...this.endingRuns()] });
       refuseOverBudget(settings, plan.estimate, active);
       const record = { ...this.newRecord(request.runId, request.selection, framework, plan), cost: planFor(settings, plan.estimate) };
       const lock = this.create(record, plan);

@@ -12,6 +12,7 @@ import { argumentError, describeSchema } from '../src/tools/argumentErrors.js';
 import { defineTool } from '../src/tools/define.js';
 import { toolJsonSchema } from '../src/tools/jsonSchema.js';
 import { listedTool } from '../src/tools/catalog.js';
+import { tailLines } from '../src/core/files/logTail.js';
 import { connectInMemory } from './helpers/client.js';
 import { writeRunDir } from './helpers/registry.js';
 import { TINKER_KEY } from './helpers/runs.js';
@@ -161,6 +162,46 @@ describe('through the SDK client', async () => {
     assert.deepEqual([page.json.lines.length, page.json.lines[499]], [500, 'line 499 ok']);
     const long = await h.call('rl_read_log', { run_id: runId, grep: 'zzzz' });
     assert.match(long.json.lines[0], /^line 500 z+\.\.\. \[4009 more characters\]$/);
+  });
+
+  /** Every 4-character piece of the key that `text` shows. */
+  const keyPieces = (text: string): string[] => Array.from({ length: TINKER_KEY.length - 3 }, (_, i) => TINKER_KEY.slice(i, i + 4)).filter((piece) => text.includes(piece));
+
+  test('rl_read_log from any offset, even one inside a key, shows no part of the key', async () => {
+    const keyLine = lines.slice(0, 7).join('\n').length + 1;
+    for (let offset = keyLine; offset <= keyLine + lines[7]!.length; offset++) {
+      const answer = await h.call('rl_read_log', { run_id: runId, offset, lines: 1 });
+      assert.equal(answer.isError, false, JSON.stringify(answer.json));
+      assert.deepEqual(keyPieces(JSON.stringify(answer.raw)), [], `offset ${offset}: ${answer.json.lines[0]}`);
+    }
+  });
+
+  test('a log tail starts at a whole line, and a failed run\'s tail cut inside a key shows no part of it', async () => {
+    const failed = writeRunDir(home, { runId: 'abcd1235', createdMs: Date.now(), status: 'failed' });
+    // tailLines reads the last 64 KiB: that window starts inside the key, in the middle of the only line.
+    writeFileSync(failed.logs.trainer, `${'x'.repeat(100)}${TINKER_KEY}${'y'.repeat(64 * 1024 - 30)}\n`);
+    assert.deepEqual(await tailLines(failed.logs.trainer, 20), []);
+    writeFileSync(failed.logs.trainer, `${'x'.repeat(100)}${TINKER_KEY}${'y'.repeat(64 * 1024 - 30)}\nlast line\n`);
+    assert.deepEqual(await tailLines(failed.logs.trainer, 20), ['last line']);
+    // Whole lines, but more of them than the status tail's 4000 characters: its cut falls inside the key.
+    writeFileSync(failed.logs.trainer, `${'x'.repeat(100)}${TINKER_KEY}${'y'.repeat(3960)}\nlast line\n`);
+    const cut = await h.call('rl_check_status', { run_id: 'abcd1235' });
+    assert.match(cut.json.log_tail, /last line/);
+    assert.deepEqual(keyPieces(JSON.stringify(cut.raw)), []);
+  });
+
+  test('rl_get_rollouts cuts a long text where a key is, and shows no part of it', async () => {
+    const evalDir = join(home, 'evaluations', 'beef0001');
+    mkdirSync(evalDir, { recursive: true });
+    // A completion is shown by its first 1200 and last 800 characters: the key straddles each cut.
+    const early = `${'a'.repeat(1190)}${TINKER_KEY}${'b'.repeat(3000)}`;
+    const late = `${'c'.repeat(3000)}${TINKER_KEY}${'d'.repeat(790)}`;
+    const rows = [early, late].map((text, i) => JSON.stringify({ item: `q${i}`, prompt: `q${i}`, completion: text, score: i }));
+    writeFileSync(join(evalDir, '1-base.rollouts.jsonl'), rows.join('\n') + '\n');
+    const answer = await h.call('rl_get_rollouts', { eval_id: 'beef0001', limit: 2 });
+    assert.equal(answer.isError, false, JSON.stringify(answer.json));
+    assert.equal(answer.json.returned, 2);
+    assert.deepEqual(keyPieces(JSON.stringify(answer.raw)), []);
   });
 
   test('rl_read_log: an inference test model\'s log by model id; clear refusals', async () => {

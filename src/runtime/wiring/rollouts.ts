@@ -116,7 +116,9 @@ export async function getRollouts(runtime: Runtime, args: RolloutsArgs): Promise
     if (!models.includes(args.model)) throw new UserError(`No rollouts of model '${args.model}' here`, { available: models });
     all = all.filter((r) => r.model === args.model);
   }
-  const rollouts = pickRollouts(all, args.filter, args.limit, args.seed);
+  // Redacted before the long texts are cut: a cut inside a key leaves a part redact() cannot recognise.
+  const redact = (text: string) => runtime.redactor.redact(text);
+  const rollouts = pickRollouts(all.map((r) => ({ ...r, prompt: redact(r.prompt), completion: redact(r.completion) })), args.filter, args.limit, args.seed);
   const order = args.filter === 'random' ? `random, seed ${args.seed} (the same seed picks the same rollouts)` : `${args.filter === 'best' ? 'highest' : 'lowest'} score first, file order among equal scores`;
   return {
     source: { ...source, ...(models.length ? { models } : {}) },

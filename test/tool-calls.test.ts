@@ -4,7 +4,7 @@
  * and rl_read_log reads logs bounded, paged and redacted.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
@@ -14,7 +14,7 @@ import { toolJsonSchema } from '../src/tools/jsonSchema.js';
 import { listedTool } from '../src/tools/catalog.js';
 import { tailLines } from '../src/core/files/logTail.js';
 import { connectInMemory } from './helpers/client.js';
-import { writeRunDir } from './helpers/registry.js';
+import { runRecord, writeRunDir } from './helpers/registry.js';
 import { TINKER_KEY } from './helpers/runs.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -202,6 +202,63 @@ describe('through the SDK client', async () => {
     assert.equal(answer.isError, false, JSON.stringify(answer.json));
     assert.equal(answer.json.returned, 2);
     assert.deepEqual(keyPieces(JSON.stringify(answer.raw)), []);
+  });
+
+  test('a run directory or run.json linked out of RL_HOME is refused by every tool in the resources\' words, its content never quoted', async () => {
+    const outside = tempDir('rlmcp-outside-');
+    // A record that would pass for a run, and a file that is not JSON at all.
+    const foreign = { ...runRecord(outside, { runId: 'abcd1237', createdMs: Date.now(), status: 'failed' }), error: 'OUTSIDE-REASON' };
+    mkdirSync(join(outside, 'abcd1237'));
+    writeFileSync(join(outside, 'abcd1237', 'run.json'), JSON.stringify(foreign));
+    writeFileSync(join(outside, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\n');
+    symlinkSync(join(outside, 'abcd1237'), join(home, 'runs', 'abcd1237'));
+    for (const [id, target] of [['abcd1238', join(outside, 'abcd1237', 'run.json')], ['abcd1239', join(outside, 'passwd')]] as const) {
+      mkdirSync(join(home, 'runs', id));
+      symlinkSync(target, join(home, 'runs', id, 'run.json'));
+    }
+    for (const id of ['abcd1237', 'abcd1238', 'abcd1239']) {
+      const refusal = await h.client.readResource({ uri: `rl://runs/${id}` }).then(
+        () => assert.fail(`rl://runs/${id} was served`),
+        (err: Error) => /Refused .*/.exec(err.message)![0],
+      );
+      assert.match(refusal, /symlink leading outside/);
+      for (const [tool, args] of [['rl_check_status', {}], ['rl_get_results', {}], ['rl_wait_for_run', { until: 'ended', timeout_seconds: 1 }], ['rl_stop_training', {}]] as const) {
+        const answer = await h.call(tool, { run_id: id, ...args });
+        const text = JSON.stringify(answer.raw);
+        assert.ok(text.includes(JSON.stringify(refusal).slice(1, -1)), `${tool} ${id}: ${text}`);
+        assert.doesNotMatch(text, /OUTSIDE-REASON|root:x/, `${tool} ${id}`);
+      }
+    }
+    assert.deepEqual(readdirSync(join(outside, 'abcd1237')), ['run.json'], 'nothing written out of RL_HOME (no lock file)');
+    // Evaluations and inference tests, by id: the same rule, the same words.
+    const results = tempDir('rlmcp-outside-');
+    const result = { eval_id: 'beef0002', test_id: 'feed0002', status: 'completed', error: 'OUTSIDE-REASON', message: 'OUTSIDE-REASON' };
+    writeFileSync(join(results, 'result.json'), JSON.stringify(result));
+    writeFileSync(join(results, '1-base.rollouts.jsonl'), JSON.stringify({ item: 'q', prompt: 'q', completion: 'OUTSIDE-REASON', score: 1 }) + '\n');
+    writeFileSync(join(results, '1-base.jsonl'), JSON.stringify({ scores: [1], messages: [[{ role: 'assistant', content: 'OUTSIDE-REASON' }]] }) + '\n');
+    writeFileSync(join(results, '1-base.log'), 'OUTSIDE-REASON\n');
+    for (const dir of ['evaluations', 'inference_tests']) mkdirSync(join(home, dir), { recursive: true });
+    symlinkSync(results, join(home, 'evaluations', 'beef0002'));
+    symlinkSync(results, join(home, 'inference_tests', 'feed0002'));
+    for (const [tool, args] of [
+      ['rl_evaluate', { eval_id: 'beef0002', wait_seconds: 0 }],
+      ['rl_get_rollouts', { eval_id: 'beef0002' }],
+      ['rl_test_inference', { test_id: 'feed0002', wait_seconds: 0 }],
+      ['rl_get_rollouts', { test_id: 'feed0002' }],
+      ['rl_read_log', { test_id: 'feed0002' }],
+    ] as const) {
+      const answer = await h.call(tool, args);
+      const text = JSON.stringify(answer.raw);
+      assert.equal(answer.isError, true, `${tool}: ${text}`);
+      assert.match(text, /Refused (evaluation|inference test) '(beef|feed)0002': its directory is a symlink leading outside/, tool);
+      assert.doesNotMatch(text, /OUTSIDE-REASON/, tool);
+    }
+    // A run.json that is no JSON at all, in its place: damaged, and still not quoted.
+    mkdirSync(join(home, 'runs', 'abcd123a'));
+    writeFileSync(join(home, 'runs', 'abcd123a', 'run.json'), `root:x:0:0:root:/root:/bin/bash${'x'.repeat(1000)}\n`);
+    const damaged = await h.call('rl_check_status', { run_id: 'abcd123a' });
+    assert.match(damaged.json.error, /not valid JSON/);
+    assert.doesNotMatch(JSON.stringify(damaged.raw), /root:x/);
   });
 
   test('rl_read_log: an inference test model\'s log by model id; clear refusals', async () => {

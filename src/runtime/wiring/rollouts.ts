@@ -6,9 +6,9 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { EVAL_ID_PATTERN, evaluationDir, inferenceTestDir, TEST_ID_PATTERN } from '../../core/files/home.js';
+import { EVAL_ID_PATTERN, evaluationsRoot, inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/files/home.js';
 import { evaluationFileUri, inferenceTestFileUri, runLogUri } from '../../core/resourceUris.js';
-import { isMissing } from '../../core/files/safePath.js';
+import { realChildDir, realFileWithin } from '../../core/files/safePath.js';
 import { pickRollouts, type PickedRollout, type RolloutFilter, type SourcedRollout } from '../evaluation/picking.js';
 import { groupRollouts, readRolloutGroups } from '../evaluation/rollouts.js';
 import { isActive, isDamaged } from '../runs/registry/record.js';
@@ -37,31 +37,31 @@ export interface RolloutsAnswer {
 
 const LATEST_EXAMPLE_TIMEOUT_MS = 3000;
 
-async function filesIn(dir: string, what: string, id: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).sort();
-  } catch (err) {
-    if (isMissing(err)) throw new UserError(`${what} '${id}' not found`, { hint: what === 'Inference test' ? 'rl_test_inference returns a test_id.' : 'rl_evaluate returns an eval_id.' });
-    throw err;
-  }
+/** The files of a test's or an evaluation's directory ending with `suffix`, each held to the rule for readers of RL_HOME. */
+async function filesIn(root: string, id: string, what: 'Inference test' | 'Evaluation', suffix: string): Promise<{ name: string; path: string }[]> {
+  const dir = realChildDir(root, id, what.toLowerCase());
+  if (dir === undefined) throw new UserError(`${what} '${id}' not found`, { hint: what === 'Inference test' ? 'rl_test_inference returns a test_id.' : 'rl_evaluate returns an eval_id.' });
+  const names = (await readdir(dir)).filter((f) => f.endsWith(suffix)).sort();
+  return names.flatMap((name) => {
+    const path = realFileWithin(dir, join(dir, name), `file ${name} of ${what.toLowerCase()} ${id}`);
+    return path === undefined ? [] : [{ name, path }];
+  });
 }
 
 /** Each model's `process` groups of a test: `<n>-<model>.jsonl`. */
 async function testRollouts(runtime: Runtime, testId: string): Promise<SourcedRollout[]> {
-  const dir = inferenceTestDir(runtime.settings.home, testId);
-  const files = (await filesIn(dir, 'Inference test', testId)).filter((f) => f.endsWith('.jsonl'));
+  const files = await filesIn(inferenceTestsRoot(runtime.settings.home), testId, 'Inference test', '.jsonl');
   const per = await Promise.all(
-    files.map(async (f) => ((await readRolloutGroups(join(dir, f), 'groups')) ?? []).flat().map((r) => ({ ...r, model: f.replace(/^\d+-/, '').replace(/\.jsonl$/, ''), file: inferenceTestFileUri(testId, f) }))),
+    files.map(async (f) => ((await readRolloutGroups(f.path, 'groups')) ?? []).flat().map((r) => ({ ...r, model: f.name.replace(/^\d+-/, '').replace(/\.jsonl$/, ''), file: inferenceTestFileUri(testId, f.name) }))),
   );
   return per.flat();
 }
 
 /** Each model's rollouts of an evaluation: `<n>-<label>.rollouts.jsonl`. */
 async function evaluationRollouts(runtime: Runtime, evalId: string): Promise<SourcedRollout[]> {
-  const dir = evaluationDir(runtime.settings.home, evalId);
-  const files = (await filesIn(dir, 'Evaluation', evalId)).filter((f) => f.endsWith('.rollouts.jsonl'));
+  const files = await filesIn(evaluationsRoot(runtime.settings.home), evalId, 'Evaluation', '.rollouts.jsonl');
   const per = await Promise.all(
-    files.map(async (f) => ((await readRolloutGroups(join(dir, f), 'rollouts')) ?? []).flat().map((r) => ({ ...r, model: f.replace(/^\d+-/, '').replace(/\.rollouts\.jsonl$/, ''), file: evaluationFileUri(evalId, f) }))),
+    files.map(async (f) => ((await readRolloutGroups(f.path, 'rollouts')) ?? []).flat().map((r) => ({ ...r, model: f.name.replace(/^\d+-/, '').replace(/\.rollouts\.jsonl$/, ''), file: evaluationFileUri(evalId, f.name) }))),
   );
   return per.flat();
 }

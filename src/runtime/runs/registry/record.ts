@@ -134,9 +134,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** Why `value` is not a usable record of run `runId`, or undefined when it is. */
 function defect(value: unknown, runId: string): string | undefined {
   if (!isObject(value)) return 'run.json does not hold a JSON object';
-  if (value.run_id !== runId) return `run.json names run ${JSON.stringify(value.run_id)}, not ${runId}`;
+  if (value.run_id !== runId) return `run.json names run ${JSON.stringify(value.run_id)?.slice(0, 40)}, not ${runId}`;
   const status = value.status as RunStatus;
-  if (!isActive(status) && !isEnded(status)) return `run.json has no valid status (${JSON.stringify(value.status)})`;
+  if (!isActive(status) && !isEnded(status)) return `run.json has no valid status (${JSON.stringify(value.status)?.slice(0, 40)})`;
   if (typeof value.environment !== 'string' || typeof value.created_at !== 'string') return 'run.json lacks environment or created_at';
   const { processes, logs } = value;
   if (!isObject(processes) || !isObject(logs)) return 'run.json lacks processes or logs';
@@ -153,7 +153,8 @@ export function parseRunRecord(text: string, runId: string): RegistryEntry {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return damagedRun(runId, `run.json is not valid JSON (${(err as Error).message})`);
+    // The parser's message quotes the text; what a file holds is never repeated in an answer.
+    return damagedRun(runId, `run.json is not valid JSON (${(err as Error).message.replace(/, ".*$/s, '')})`);
   }
   const problem = defect(value, runId);
   return problem ? damagedRun(runId, problem) : (value as RunRecord);

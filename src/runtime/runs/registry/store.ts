@@ -6,7 +6,9 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { UserError } from '../../../core/errors.js';
 import { writeAtomically } from '../../../core/files/atomicFile.js';
+import { realFileOfChild } from '../../../core/files/safePath.js';
 import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
 import { FileLock } from './fileLock.js';
 import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
@@ -75,13 +77,29 @@ export class RunStore {
     if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
     let text: string;
     try {
-      text = readFileSync(join(this.dir(runId), RUN_FILES.record), 'utf8');
+      const path = this.recordPath(runId);
+      if (typeof path !== 'string') return path;
+      text = readFileSync(path, 'utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       return this.damaged(runId, code === 'ENOENT' ? 'run.json is missing' : `run.json cannot be read (${code})`);
     }
     const entry = parseRunRecord(text, runId);
     return isDamaged(entry) ? this.damaged(runId, entry.damaged) : entry;
+  }
+
+  /**
+   * The real path of the run's run.json, or the run as damaged by the refusal of the one rule for
+   * readers of RL_HOME (core/files/safePath.ts): a run directory or run.json that is a symlink
+   * leading out of it is never read, nor written, in the same words the resources use.
+   */
+  private recordPath(runId: string): string | DamagedRun {
+    try {
+      return realFileOfChild(this.root, runId, RUN_FILES.record, 'run') ?? this.damaged(runId, 'run.json is missing');
+    } catch (err) {
+      if (err instanceof UserError) return this.damaged(runId, err.message);
+      throw err;
+    }
   }
 
   /** Every run, newest first. */
@@ -107,6 +125,9 @@ export class RunStore {
   /** update(), answering undefined for a missing run and a damaged one as it is (nothing written). */
   tryUpdate(runId: string, mutate: (record: RunRecord) => boolean | void): RegistryEntry | undefined {
     if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
+    // Refused before the lock is taken: its file would be created wherever the link leads.
+    const path = this.recordPath(runId);
+    if (typeof path !== 'string') return path;
     const lock = new FileLock(join(this.dir(runId), recordLockFile));
     lock.acquireBlocking(WRITE_LOCK_TIMEOUT_MS);
     try {

@@ -11,6 +11,7 @@ import { UserError } from '../../core/errors.js';
 import { EVAL_ID_PATTERN, EVALUATION_RESULT, evaluationDir, evaluationsRoot } from '../../core/files/home.js';
 import type { JsonValue } from '../../core/json.js';
 import { isMissing, namedSubdirs, realFileOfChild } from '../../core/files/safePath.js';
+import { refuseWhenFull } from '../../core/files/diskFull.js';
 import type { CoreServices } from '../../core/services.js';
 import { writeKeyConfig } from '../inference/command.js';
 import { waitOnJob, type WaitOptions } from '../inference/jobWait.js';
@@ -144,6 +145,8 @@ export class Evaluations {
   }
 
   private async createDirectory(): Promise<{ id: string; dir: string }> {
+    // A job that writes for minutes is refused before it starts, not left failing halfway.
+    refuseWhenFull(this.core.settings.home);
     await mkdir(this.directory, { recursive: true });
     for (;;) {
       const id = randomBytes(4).toString('hex');

@@ -12,6 +12,7 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { isMissing, realFileOfChild } from '../../core/files/safePath.js';
+import { refuseWhenFull } from '../../core/files/diskFull.js';
 import type { CoreServices } from '../../core/services.js';
 import { writeKeyConfig, type ServerType } from './command.js';
 import { InferenceTest, type TestKeys } from './testRun.js';
@@ -206,6 +207,8 @@ export class InferenceTests {
   }
 
   private async createDirectory(): Promise<{ id: string; dir: string }> {
+    // A job that writes for minutes is refused before it starts, not left failing halfway.
+    refuseWhenFull(this.core.settings.home);
     await mkdir(this.directory, { recursive: true });
     for (;;) {
       const id = randomBytes(4).toString('hex');

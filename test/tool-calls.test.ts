@@ -123,6 +123,25 @@ describe('through the SDK client', async () => {
     }
   });
 
+  test('a 1 MB argument gets a short answer: at most about 200 characters of any input are echoed', async () => {
+    const big = 'K'.repeat(1 << 20);
+    const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
+      ['rl_estimate_cost', { config: { [big]: 1 } }, 'config.', /^a name that is a string of 1 to 128 characters$/],
+      ['rl_start_training', { config: { [big]: 1 } }, 'config.', /^a name that is a string of 1 to 128 characters$/],
+      ['rl_list_runs', { [big]: 1 }, '', /accepted arguments: limit/],
+      [big, {}, 'name', /rl_list_environments/],
+    ];
+    for (const [tool, args, field, expected] of cases) {
+      const answer = await h.call(tool, args);
+      const size = JSON.stringify(answer.raw).length;
+      assert.equal(answer.isError, true);
+      assert.ok(size < 3000, `${tool.slice(0, 20)}: ${size} characters`);
+      assert.ok(answer.json.field.startsWith(field) && answer.json.field.length <= 250, answer.json.field.slice(0, 300));
+      assert.match(answer.json.expected, expected);
+      assert.match(answer.json.error, /1048576 characters/, 'says how long the echoed input was');
+    }
+  });
+
   test('tools/list is the same list on every call, in ALL_TOOLS order', async () => {
     const first = await h.client.listTools();
     const second = await h.client.listTools();

@@ -8,7 +8,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
-import { argumentError, type Schema } from './argumentErrors.js';
+import { argumentError, echoed, type Schema } from './argumentErrors.js';
 import { errorResult, runTool, type Extra, type ToolDefinition } from './define.js';
 import type { ToolCatalog } from './catalog.js';
 import { toolsShownTo } from '../server/prebuilt.js';
@@ -55,7 +55,7 @@ export function registerTools(server: McpServer, runtime: Runtime, catalog: Tool
     const shown = await shownTools();
     const entry = shown.find((t) => t.name === name);
     if (!entry) {
-      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
+      return errorResult(runtime, `Unknown tool '${echoed(name)}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
     }
     if (countElements(args, MAX_ARGUMENT_ELEMENTS) > MAX_ARGUMENT_ELEMENTS) {
       return errorResult(runtime, `The arguments are too large: more than ${MAX_ARGUMENT_ELEMENTS} array elements and object members in all.`, {

@@ -8,6 +8,7 @@ import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
+import { CallToolResultSchema, ErrorCode, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { argumentError, describeSchema } from '../src/tools/argumentErrors.js';
 import { defineTool } from '../src/tools/define.js';
 import { toolJsonSchema } from '../src/tools/jsonSchema.js';
@@ -139,6 +140,18 @@ describe('through the SDK client', async () => {
       assert.ok(answer.json.field.startsWith(field) && answer.json.field.length <= 250, answer.json.field.slice(0, 300));
       assert.match(answer.json.expected, expected);
       assert.match(answer.json.error, /1048576 characters/, 'says how long the echoed input was');
+    }
+  });
+
+  test('`arguments` that is not an object is invalid params (-32602) in one sentence; the server goes on answering', async () => {
+    for (const args of ['a string', 5, [1, 2], null, true]) {
+      const refused = await h.client.request({ method: 'tools/call', params: { name: 'rl_list_runs', arguments: args } } as never, CallToolResultSchema).then(
+        () => assert.fail(`arguments ${JSON.stringify(args)} was accepted`),
+        (err: McpError) => err,
+      );
+      assert.equal(refused.code, ErrorCode.InvalidParams, refused.message);
+      assert.match(refused.message, /^MCP error -32602: The arguments of a tools\/call must be a JSON object of argument names to values, not (a string|a number|an array|null|true or false)\.$/);
+      assert.equal((await h.call('rl_list_runs', {})).isError, false);
     }
   });
 

@@ -17,6 +17,7 @@ import { readGroupScores, scoreGroups, summarize } from './scoring.js';
 import type { ModelReport, ModelState, TestOutput, TestStatus } from './testReport.js';
 import { INFERENCE_TEST_RESULT } from '../../core/files/home.js';
 import { classifyCrash, classifyDroppedGroups, type FailureContext } from './failures.js';
+import type { KeySource } from './routing.js';
 import { tailLines } from '../../core/files/logTail.js';
 import { LengthCounter } from '../cost/lengths.js';
 import { saveTestLengths } from '../cost/lengthStore.js';
@@ -237,7 +238,7 @@ export class InferenceTest {
     slot.state = 'running';
     this.events.emit('change');
     const outcome = await slot.process.done;
-    const { report, state } = await this.judge(base, outcome, slot.files.output);
+    const { report, state } = await this.judge(base, outcome, slot.files.output, slot.model.route?.key);
     this.finish(slot, state, report);
   }
 
@@ -251,6 +252,7 @@ export class InferenceTest {
     base: ReportBase,
     outcome: ModelProcessOutcome,
     outputFile: string,
+    key: KeySource | undefined,
   ): Promise<{ report: ModelReport; state: ModelState }> {
     const timing = { duration_seconds: seconds(outcome.durationMs) };
     const failure = (state: ModelState, error: string, extra: Partial<ModelReport> = {}): { report: ModelReport; state: ModelState } => ({
@@ -273,13 +275,13 @@ export class InferenceTest {
         return failure('cancelled', `Cancelled: ${this.cancelReason ?? 'stopped'}`);
       case 'gave_up': {
         const ended = `Stopped after ${outcome.failedGroups} failed groups (atroposlib would retry until the timeout)`;
-        const { kind, error } = classifyDroppedGroups(await this.failureContext(base, ended), outcome.failedGroups);
+        const { kind, error } = classifyDroppedGroups(await this.failureContext(base, ended, key), outcome.failedGroups);
         return failure('failed', error, { error_kind: kind });
       }
     }
     if (outcome.exitCode !== 0) {
       const ended = outcome.signal ? `Process killed by ${outcome.signal}` : `Process exited with code ${outcome.exitCode}`;
-      const { kind, error } = classifyCrash(await this.failureContext(base, ended));
+      const { kind, error } = classifyCrash(await this.failureContext(base, ended, key));
       return failure('failed', error, { error_kind: kind });
     }
     const lengths = new LengthCounter();
@@ -290,10 +292,10 @@ export class InferenceTest {
     return { report: { ...base, ...scoreGroups(groups), ...timing, ...(rollout_tokens ? { rollout_tokens } : {}) }, state: 'succeeded' };
   }
 
-  private async failureContext(base: ReportBase, ended: string): Promise<FailureContext> {
+  private async failureContext(base: ReportBase, ended: string, key: KeySource | undefined): Promise<FailureContext> {
     // The cause sits above the traceback's last line, often beyond the stderr tail kept in memory.
     const logLines = await tailLines(base.log_file, CAUSE_SEARCH_LINES);
-    return { baseUrl: base.endpoint ?? this.params.base_url, modelId: base.model, ended, logLines };
+    return { baseUrl: base.endpoint ?? this.params.base_url, modelId: base.model, ended, logLines, ...(key ? { key } : {}) };
   }
 
   private async persist(output: TestOutput): Promise<void> {

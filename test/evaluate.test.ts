@@ -114,21 +114,6 @@ test('a finished run: the trained checkpoint is better than the base model on th
   assert.ok(fake.requests.every((r) => r.authorized), 'every request carried the Tinker key');
 });
 
-test('a Tinker key the endpoint refuses: the evaluation names TINKER_API_KEY and TINKER_OAI_BASE_URL, not an argument it does not have', async (t) => {
-  const fake = await startFakeTinkerOai({ apiKey: `${TINKER_KEY}-other`, baseModels: { [BASE]: 0.5 }, checkpoint: () => 0.5, solve: gsm8kSolver() });
-  t.after(() => fake.close());
-  const h = await runServer(t, { env: { TINKER_OAI_BASE_URL: fake.baseUrl } });
-  const runId = await startRun(h);
-  await waitForRun(h, runId, 'completed', (r) => r.status === 'completed');
-  const refused = await evaluate(h, { run_id: runId, method: 'process', num_items: 2, group_size: 2 }, []);
-  assert.ok(refused.models.length > 0);
-  for (const model of refused.models) {
-    assert.equal(model.error_kind, 'authentication', JSON.stringify(model));
-    assert.match(model.error, /authentication failed \(HTTP 401\).*TINKER_API_KEY.*TINKER_OAI_BASE_URL/, model.error);
-    assert.doesNotMatch(model.error, /api_key_env/);
-  }
-});
-
 test('a running run: the latest saved checkpoint is evaluated and the latest example read, and the run completes normally', async (t) => {
   const q: Qualities = { base: 0, trained: 1 };
   let h!: RunServer;

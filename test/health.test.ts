@@ -133,6 +133,17 @@ test('log signals: which environment lines count as what', () => {
   assert.equal(addEnvSignals(signals, ['nothing'], at(4)), false);
 });
 
+test('a quoted log line cut at its length limit never ends inside a key', () => {
+  const key = 'tk-quoted-0123456789abcdef0123456789abcdef';
+  const line = `Error in scoring: ${'w '.repeat(125)}Authorization: Bearer ${key} and more`;
+  const signals: EnvLogSignals = {};
+  addEnvSignals(signals, [line], at(1));
+  const quoted = signals.errors!.line;
+  assert.ok(quoted.length <= 303 && quoted.endsWith('...'), quoted);
+  for (let i = 0; i + 4 <= key.length; i++) assert.ok(!quoted.includes(key.slice(i, i + 4)), `${quoted} shows part of the key`);
+  assert.equal(firstCause([`ModuleNotFoundError: ${'w '.repeat(132)}token=${key}`])?.includes(key.slice(0, 4)), false);
+});
+
 test('first cause: the line under the wrapper, not the wrapper', () => {
   const tenacity = [
     'Traceback (most recent call last):',

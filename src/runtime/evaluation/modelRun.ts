@@ -159,7 +159,8 @@ export class EvalModelRun {
     if (outcome.stopReason === 'timeout') return fail(base, 'timed_out', `Timed out after ${this.ctx.timeoutSeconds} s; the process group was killed. See log_file.`);
     if (outcome.stopReason === 'cancelled') return fail(base, 'cancelled', `Cancelled: ${this.stopped ?? 'stopped'}`);
     const logLines = outcome.stopReason === 'gave_up' || outcome.exitCode !== 0 ? await tailLines(join(this.ctx.dir, base.log_file), CAUSE_SEARCH_LINES) : [];
-    const context = { baseUrl: this.ctx.baseUrl, modelId: this.spec.model, logLines };
+    // Every model of an evaluation is sampled through Tinker with its key.
+    const context = { baseUrl: this.ctx.baseUrl, modelId: this.spec.model, logLines, key: { kind: 'tinker' } as const };
     if (outcome.stopReason === 'gave_up') {
       const ended = `Stopped after ${outcome.failedGroups} failed groups (atroposlib would retry until the timeout)`;
       const { kind, error } = classifyDroppedGroups({ ...context, ended }, outcome.failedGroups);

@@ -5,6 +5,7 @@
  * environment and model agreeing too well (or too badly), not an endpoint error.
  */
 import { envSignalOf, firstCause } from '../runs/atropos/logSignals.js';
+import type { KeySource } from './routing.js';
 
 export const FAILURE_KINDS = ['authentication', 'model_not_found', 'rate_limited', 'endpoint_error', 'unreachable', 'no_learning_signal', 'crashed'] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
@@ -16,12 +17,20 @@ export interface FailureContext {
   ended: string;
   /** The last lines of the model's log (redacted). */
   logLines: readonly string[];
+  /** Whose key the model was sampled with: a refusal names it (Tinker's, or the variable api_key_env named). */
+  key?: KeySource;
+}
+
+/** Where to look when the endpoint refused the key: the variable that holds it, by name. */
+function keyToCheck(ctx: FailureContext): string {
+  if (ctx.key?.kind === 'tinker') return `Tinker refused the key; check TINKER_API_KEY in the server's environment, and TINKER_OAI_BASE_URL (now ${ctx.baseUrl})`;
+  return `the endpoint refused the key; check ${ctx.key ? `${ctx.key.name}, ` : ''}the variable named by api_key_env`;
 }
 
 const HTTP_STATUS = /\b(?:Error code|status(?: code)?):? (\d{3})\b/i;
 
 function byStatus(status: number, ctx: FailureContext): { kind: FailureKind; what: string } {
-  if (status === 401 || status === 403) return { kind: 'authentication', what: `authentication failed (HTTP ${status}) at ${ctx.baseUrl}: the endpoint refused the key; check the variable named by api_key_env` };
+  if (status === 401 || status === 403) return { kind: 'authentication', what: `authentication failed (HTTP ${status}) at ${ctx.baseUrl}: ${keyToCheck(ctx)}` };
   if (status === 404) return { kind: 'model_not_found', what: `not found (HTTP 404) at ${ctx.baseUrl}: the endpoint does not serve model '${ctx.modelId}', or base_url is wrong` };
   if (status === 429) return { kind: 'rate_limited', what: `rate limited (HTTP 429) at ${ctx.baseUrl}: wait, or test fewer models at once` };
   return { kind: 'endpoint_error', what: `the endpoint answered HTTP ${status} at ${ctx.baseUrl}` };

@@ -7,6 +7,7 @@ import { tailLines } from '../../core/files/logTail.js';
 import { LengthCounter } from '../cost/lengths.js';
 import { classifyCrash, classifyDroppedGroups, equalScores, type FailureContext } from './failures.js';
 import type { ModelProcessOutcome } from './modelProcess.js';
+import type { KeySource } from './routing.js';
 import { readGroupScores, scoreGroups } from './scoring.js';
 import type { ModelReport, ModelState } from './testReport.js';
 import { answered, promptChars, readExchanges } from './wire/exchanges.js';
@@ -22,6 +23,8 @@ export interface JudgementContext {
   python: string;
   timeoutSeconds: number;
   cancelReason?: string;
+  /** Whose key the model was sampled with: a refusal names the variable that holds it. */
+  key?: KeySource;
 }
 
 export interface Judged {
@@ -34,7 +37,7 @@ export const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 async function failureContext(ctx: JudgementContext, base: ReportBase, ended: string): Promise<FailureContext> {
   // The cause sits above the traceback's last line, often beyond the stderr tail kept in memory.
   const logLines = await tailLines(base.log_file, CAUSE_SEARCH_LINES);
-  return { baseUrl: base.endpoint ?? ctx.baseUrl, modelId: base.model, ended, logLines };
+  return { baseUrl: base.endpoint ?? ctx.baseUrl, modelId: base.model, ended, logLines, ...(ctx.key ? { key: ctx.key } : {}) };
 }
 
 function failureOf(base: ReportBase, outcome: ModelProcessOutcome, state: ModelState, error: string, extra: Partial<ModelReport> = {}): Judged {

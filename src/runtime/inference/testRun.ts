@@ -5,7 +5,7 @@
  * call could last 3 x 600 s, far beyond what any client waits).
  */
 import { EventEmitter } from 'node:events';
-import { rename, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../core/logger.js';
 import type { SecretRedactor } from '../../core/redact.js';
@@ -219,7 +219,7 @@ export class InferenceTest {
     } finally {
       await wire.stop();
     }
-    const ctx = { baseUrl: this.params.base_url, python: settings.python, timeoutSeconds: this.params.timeout_seconds, cancelReason: this.cancelReason };
+    const ctx = { baseUrl: this.params.base_url, python: settings.python, timeoutSeconds: this.params.timeout_seconds, cancelReason: this.cancelReason, ...(slot.model.route?.key ? { key: slot.model.route.key } : {}) };
     const { report, state } = await judgeModel(ctx, base, outcome, slot.files.wire);
     this.finish(slot, state, report);
   }
@@ -268,6 +268,7 @@ export class InferenceTest {
       await writeFile(`${path}.tmp`, this.services.redactor.redact(JSON.stringify(output)));
       await rename(`${path}.tmp`, path);
     } catch (err) {
+      await rm(`${path}.tmp`, { force: true });
       this.services.logger.error({ err, test_id: this.id }, 'could not write the inference test result');
     }
   }

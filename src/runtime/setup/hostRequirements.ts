@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { diskFullError, isDiskFull, refuseWhenFull } from '../../core/files/diskFull.js';
 import { isPortFree } from '../../core/ports.js';
 import { always, met, never, unmet, type Outcome, type Requirement, type StartContext } from './requirement.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
@@ -97,8 +99,10 @@ export const RL_HOME: Requirement = {
     try {
       writeFileSync(probe, '');
       rmSync(probe);
+      refuseWhenFull(home);
       return met(`${home} is writable`);
     } catch (err) {
+      if (err instanceof UserError || isDiskFull(err)) return unmet(`the file system holding ${home} is full`, diskFullError(home).message, { setting: 'RL_HOME' });
       const code = (err as NodeJS.ErrnoException).code ?? String(err);
       return unmet(`${home} is not writable (${code})`, `RL_HOME (${home}) is not writable (${code}): every run keeps its record and logs there. Point RL_HOME at a writable directory.`, {
         setting: 'RL_HOME',

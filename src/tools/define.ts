@@ -7,6 +7,7 @@
 import type { CallToolResult, InputRequiredResult, Server, ServerContext } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { UserError } from '../core/errors.js';
+import { diskFullError, isDiskFull } from '../core/files/diskFull.js';
 import { serverLogPath } from '../core/files/home.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import { type Confirmation, ConfirmationNeeded, confirmer } from './confirm.js';
@@ -105,6 +106,11 @@ export async function answering(tool: ToolDefinition, runtime: Runtime, produce:
   } catch (err) {
     if (err instanceof ConfirmationNeeded) return err.result;
     if (err instanceof UserError) return errorResult(runtime, err.message, err.hints);
+    if (isDiskFull(err)) {
+      runtime.logger.warn({ err, tool: tool.name }, "RL_HOME's file system is full");
+      const full = diskFullError(runtime.settings.home);
+      return errorResult(runtime, full.message, full.hints);
+    }
     runtime.logger.error({ err, tool: tool.name }, 'tool failed');
     const message = err instanceof Error ? err.message : String(err);
     return errorResult(runtime, `Internal error in ${tool.name}: ${message}`, {

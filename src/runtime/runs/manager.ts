@@ -220,11 +220,8 @@ export class RunManager {
 
   /** Ended runs whose record still calls a process running that lives: their leftovers are being stopped. */
   private endingRuns(): RunRecord[] {
-    return this.index.runs().flatMap((run) => {
-      if (isActive(run.status) || !anyAlive(run)) return [];
-      const entry = this.store.read(run.run_id);
-      return entry !== undefined && !isDamaged(entry) ? [entry] : [];
-    });
+    const entries = this.index.runs().flatMap((run) => (isActive(run.status) || !anyAlive(run) ? [] : [this.store.read(run.run_id)]));
+    return entries.filter((entry): entry is RunRecord => entry !== undefined && !isDamaged(entry));
   }
 
   private async createRun(framework: RunFramework, request: StartRequest & { preflight: Preflight }): Promise<StartedRun> {

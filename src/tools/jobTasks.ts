@@ -6,6 +6,7 @@
  * ends the wait, the job goes on.
  */
 import type { WaitOptions } from '../runtime/inference/jobWait.js';
+import type { Runtime } from '../runtime/wiring/runtime.js';
 import type { TaskSupport, ToolContext } from './define.js';
 
 /** What the registries answer of a job, in the parts a task reads. */
@@ -37,7 +38,7 @@ function stateOf(answer: JobAnswer): { state: 'working' | 'cancelled' | 'complet
   return { state: 'working', message: p ? `${p.models_finished} of ${p.models_total} models finished` : 'running' };
 }
 
-export function jobTask<I, A extends JobAnswer>(parts: JobTaskParts<I, A>): TaskSupport<I> {
+function jobTask<I, A extends JobAnswer>(parts: JobTaskParts<I, A>): TaskSupport<I> {
   return {
     async start(args, ctx) {
       const answer = await parts.begin(args, ctx, NOW);
@@ -52,4 +53,28 @@ export function jobTask<I, A extends JobAnswer>(parts: JobTaskParts<I, A>): Task
       if (!job.endsWith(WAITING)) parts.stop(job, ctx, 'its task was cancelled');
     },
   };
+}
+
+/** The registry that keeps a kind of job: its answer about one now or after a wait, and its stop. */
+export interface JobRegistry<A> {
+  waitFor(id: string, wait: WaitOptions): Promise<A>;
+  cancel(id: string, reason: string): boolean;
+}
+
+/**
+ * A task over a job a registry keeps, whose id is `key` in both the tool's arguments (a job started
+ * earlier) and its answers (eval_id, test_id).
+ */
+export function registryJobTask<K extends string, I extends { [k in K]?: string }, A extends JobAnswer & { [k in K]: string }>(
+  key: K,
+  registry: (runtime: Runtime) => JobRegistry<A>,
+  begin: JobTaskParts<I, A>['begin'],
+): TaskSupport<I> {
+  return jobTask<I, A>({
+    named: (args) => args[key],
+    idOf: (answer) => answer[key],
+    begin,
+    look: (id, ctx, wait) => registry(ctx.runtime).waitFor(id, wait),
+    stop: (id, ctx, reason) => void registry(ctx.runtime).cancel(id, reason),
+  });
 }

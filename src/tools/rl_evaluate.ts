@@ -7,7 +7,7 @@ import { MAX_EVAL_WAIT_SECONDS } from '../runtime/evaluation/registry.js';
 import { defineTool, type ToolContext } from './define.js';
 import type { EvaluationOutput } from '../runtime/evaluation/evaluation.js';
 import type { WaitOptions } from '../runtime/inference/jobWait.js';
-import { jobTask } from './jobTasks.js';
+import { registryJobTask } from './jobTasks.js';
 import { runIdInput } from './runSchemas.js';
 
 const interval = z.tuple([z.number(), z.number()]).nullable();
@@ -93,12 +93,6 @@ export const rlEvaluate = defineTool({
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   // As a task the evaluation runs to its end; the task is the evaluation (eval_id) in its registry.
-  task: jobTask<z.output<typeof input>, EvaluationOutput>({
-    named: (args) => args.eval_id,
-    idOf: (answer) => answer.eval_id,
-    begin,
-    look: (id, ctx, wait) => ctx.runtime.evaluations.waitFor(id, wait),
-    stop: (id, ctx, reason) => void ctx.runtime.evaluations.cancel(id, reason),
-  }),
+  task: registryJobTask<'eval_id', z.output<typeof input>, EvaluationOutput>('eval_id', (runtime) => runtime.evaluations, begin),
   handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

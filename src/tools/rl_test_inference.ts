@@ -5,7 +5,7 @@ import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS } from '../runt
 import { TEST_ID_PATTERN } from '../core/files/home.js';
 import { DEFAULT_TEST_MODELS } from '../runtime/inference/models.js';
 import { defineTool, type ToolContext } from './define.js';
-import { jobTask } from './jobTasks.js';
+import { registryJobTask } from './jobTasks.js';
 import type { TestAnswer } from '../runtime/inference/answer.js';
 import type { WaitOptions } from '../runtime/inference/jobWait.js';
 import { serverEntriesNeeded } from '../runtime/environments/tinkerReadiness.js';
@@ -157,12 +157,6 @@ export const rlTestInference = defineTool({
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   // As a task the test runs to its end; the task is the test (test_id) in its registry.
-  task: jobTask<z.output<typeof input>, TestAnswer>({
-    named: (args) => args.test_id,
-    idOf: (answer) => answer.test_id,
-    begin,
-    look: (id, ctx, wait) => ctx.runtime.inferenceTests.waitFor(id, wait),
-    stop: (id, ctx, reason) => void ctx.runtime.inferenceTests.cancel(id, reason),
-  }),
+  task: registryJobTask<'test_id', z.output<typeof input>, TestAnswer>('test_id', (runtime) => runtime.inferenceTests, begin),
   handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

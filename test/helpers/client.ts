@@ -50,6 +50,18 @@ export interface InMemoryHarness {
 /** What a client that renders MCP Apps declares at `initialize` (Claude Desktop, VS Code, ...). */
 export const APPS_CLIENT_CAPABILITIES: ClientCapabilities = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
 
+/** `close` run once, by whichever comes first: a test's call or the end of the test file. */
+export function closedAfterFile(close: () => Promise<void>): () => Promise<void> {
+  let closed = false;
+  const once = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await close();
+  };
+  after(once);
+  return once;
+}
+
 /** A server over the in-memory transport with settings from `testEnv(env)`; closed after the file. */
 export async function connectInMemory(env: Record<string, string | undefined> = {}, cwd?: string, capabilities: ClientCapabilities = {}): Promise<InMemoryHarness> {
   const runtime = new Runtime(loadSettings(testEnv(env), cwd));
@@ -57,15 +69,11 @@ export async function connectInMemory(env: Record<string, string | undefined> = 
   const client = new Client({ name: 'test-client', version: '0.0.0' }, { capabilities });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   await Promise.all([client.connect(clientTransport), server.connect(serverTransport)]);
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
+  const close = closedAfterFile(async () => {
     await client.close();
     await runtime.close();
     await server.close();
-  };
-  after(close);
+  });
   return { client, runtime, call: (name, args, options) => callTool(client, name, args, options), close };
 }
 
@@ -98,12 +106,6 @@ export async function connectStdio(env: Record<string, string | undefined> = {},
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: 'test-client', version: '0.0.0' }, { ...speaking(options.protocol ?? '2025-11-25'), capabilities: options.capabilities ?? {} });
   await client.connect(transport);
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    await client.close();
-  };
-  after(close);
+  const close = closedAfterFile(() => client.close());
   return { client, transport, stderr: () => stderr, close };
 }

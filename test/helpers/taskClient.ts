@@ -9,7 +9,7 @@
 import { Client, type JSONRPCMessage, type Transport, type TransportSendOptions } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createTaskSessionFromClient, type RawClientDispatch, type TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
-import { after } from 'node:test';
+import { closedAfterFile } from './client.js';
 import { DIST_ENTRY, testEnv } from './tmp.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -82,14 +82,10 @@ export async function connectTaskClient(env: Record<string, string | undefined>)
     rawDispatch: raw.dispatch,
     v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo, clientCapabilities: capabilities },
   });
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
+  const close = closedAfterFile(async () => {
     await session.close();
     await client.close();
-  };
-  after(close);
+  });
   const envelope = (declareTasks: boolean): Record<string, unknown> => ({
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
     'io.modelcontextprotocol/clientInfo': clientInfo,

@@ -9,12 +9,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Client, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, ProtocolErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioClientTransportV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { PROTOCOL_VERSIONS, speaking, toolAnswer, type ToolAnswer } from './helpers/client.js';
+import { connectStdio, PROTOCOL_VERSIONS, speaking, toolAnswer, type ToolAnswer } from './helpers/client.js';
 import { makeFakeInstall, type FakeInstall } from './helpers/fakeInstall.js';
 import { killLeftovers, leftovers, newHome, runServerEnv, waitUntil } from './helpers/runs.js';
 import { DIST_ENTRY, testEnv } from './helpers/tmp.js';
@@ -150,4 +150,18 @@ test('SDK v1 client (2025-11-25): the same workflow', async (t) => {
   });
   await workflow(s, true);
   assert.deepEqual(leftovers(paths), []);
+});
+
+test('2026-07-28: `arguments` that is not an object is invalid params (-32602) in one sentence, as on 2025 (tool-calls.test.ts)', async () => {
+  const h = await connectStdio({ RL_HOME: newHome() }, { protocol: '2026-07-28' });
+  for (const args of ['a string', [1, 2]]) {
+    const refused = await h.client.request({ method: 'tools/call', params: { name: 'rl_list_runs', arguments: args } } as never).then(
+      () => assert.fail(`arguments ${JSON.stringify(args)} was accepted`),
+      (err: unknown) => err,
+    );
+    assert.ok(refused instanceof ProtocolError, String(refused));
+    assert.equal(refused.code, ProtocolErrorCode.InvalidParams, refused.message);
+    assert.match(refused.message, /^The arguments of a tools\/call must be a JSON object of argument names to values, not (a string|an array)\.$/);
+  }
+  assert.equal(toolAnswer('rl_list_runs', await h.client.callTool({ name: 'rl_list_runs', arguments: {} })).isError, false, 'the next call is answered');
 });

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import { FAKE_PYTHONPATH, FAKES_DIR, REPO_ROOT, tempDir } from './tmp.js';
+import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKES_DIR, REPO_ROOT, tempDir } from './tmp.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -79,6 +79,13 @@ export interface FakeInstallOptions {
    * by an environment, whose sys.path holds its own folder only.
    */
   editableInstall?: boolean;
+  /**
+   * Also install tinker-cookbook into the venv (its `.pth` names test/fakes/cookbook: the fake
+   * `tinker_cookbook`, `chz`, `verifiers` and the `gsm8k` verifiers environment, as `pip install
+   * tinker-cookbook` and `prime env install primeintellect/gsm8k` leave them). Default false: a
+   * tinker-atropos venv has none of them.
+   */
+  cookbook?: boolean;
 }
 
 function controlFile(path: string): (control: object | null) => void {
@@ -104,6 +111,7 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
   if (pythonDir === undefined) throw new Error(`no lib/python* in the new venv ${venv}`);
   const sitePackages = join(libDir, pythonDir, 'site-packages');
   writeFileSync(join(sitePackages, 'rl_training_mcp_fakes.pth'), `${FAKE_PYTHONPATH}\n`);
+  if (opts.cookbook === true) writeFileSync(join(sitePackages, 'rl_training_mcp_cookbook_fakes.pth'), `${FAKE_COOKBOOK_PYTHONPATH}\n`);
   if (opts.editableInstall !== false) writeFileSync(join(sitePackages, '__editable__.tinker_atropos-0.1.0.pth'), `${root}\n`);
 
   const python = join(venv, 'bin', 'python');

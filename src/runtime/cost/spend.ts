@@ -37,6 +37,16 @@ export interface RunProgress {
   total_steps?: number;
 }
 
+/**
+ * Tokens a trainer logged for its batches (a cookbook run's metrics.jsonl: env/all/total_ob_tokens
+ * and total_ac_tokens per row), every row counted: a batch run again after a resume was paid twice.
+ */
+export interface LoggedTokens {
+  rows: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
 export interface Spend {
   spent_usd: number;
   remaining_usd: number;

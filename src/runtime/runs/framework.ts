@@ -16,7 +16,8 @@ import type { FrameworkName, RunNames, RunObservations, RunRecord } from './regi
 
 /** What a run trains: the environment (or recipe) and its config values (ConfigSelection.forRun). */
 export interface RunSelection {
-  environment: { name: string; file_path: string; framework?: FrameworkName };
+  /** A cookbook environment also names its recipe and, for a verifiers environment, its id. */
+  environment: { name: string; file_path: string; framework?: FrameworkName; recipe?: string; vf_env_id?: string };
   /** Current values of the non-locked fields; null = unset. */
   values: Record<string, JsonValue>;
   wandbProject: string;
@@ -87,6 +88,10 @@ export interface TrainingSummary {
   step?: number;
   total_steps?: number;
   steps_completed: number;
+  /** Steps trained, when the record says so directly (else one per checkpoint after an Atropos run's step_0). */
+  trained_steps?: number;
+  /** Sampler checkpoints by the step they were saved after, when their paths do not say it (a cookbook run's `000020`, `final`). */
+  saved?: { step: number; path: string }[];
   /** Sequences trained in the finished steps; undefined when never said. */
   sequences_trained?: number;
   /** The latest per-step mean rewards, oldest first, and the last loss. */
@@ -118,6 +123,12 @@ export interface RunLook {
 /** Reads only what the run's files gained since the last look. */
 export interface RunObserver {
   look(previous: RunObservations | undefined, at: string): Promise<RunLook>;
+}
+
+/** Where a resumed run continues: the state it loads (with its optimizer) and the step training restarts at. */
+export interface ResumePoint {
+  from_step: number;
+  state_path: string;
 }
 
 /** The words health uses for a framework's runs. */
@@ -158,5 +169,10 @@ export interface RunFramework {
   follower(record: RunRecord): TrainingFollower;
   /** What each process may see of the server's environment: an allow-list, keys only where needed. */
   childEnvironments(settings: Settings, record: RunRecord): Partial<Record<RunProcess, Record<string, string>>>;
+  /**
+   * Where a resume of this ended run would continue from, or a UserError saying why it cannot
+   * (a framework whose trainer cannot load a saved state refuses every run).
+   */
+  resumePoint(record: RunRecord): Promise<ResumePoint>;
   readonly healthTerms: HealthTerms;
 }

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
-import type { EnvLogSignals } from '../atropos/logSignals.js';
-import type { CostPlan } from '../../cost/spend.js';
+import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
+import type { CostPlan, LoggedTokens } from '../../cost/spend.js';
 import type { BatchTokens } from '../atropos/batchTokens.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
@@ -132,6 +132,17 @@ export interface RunObservations {
   data_first_at?: string;
   data_last_at?: string;
   env?: EnvLogSignals;
+  /** What the trainer's own log says is wrong while it goes on (a cookbook run's logs.log). */
+  trainer_signals?: TrainerLogSignals;
+  /** Tokens the trainer logged for its batches (a cookbook run's metrics.jsonl): spend is counted from them. */
+  logged_tokens?: LoggedTokens;
+}
+
+export interface TrainerLogSignals {
+  /** Tinker paused the job for billing (HTTP 402): the SDK waits, no batch finishes. */
+  billing_paused?: LogEvidence;
+  /** Errors the trainer logged and carried on after. */
+  errors?: LogEvidence;
 }
 
 /** The W&B names of a run, fixed before it starts so it can be found later. */

@@ -135,6 +135,8 @@ export interface ResumePoint {
 export interface HealthTerms {
   /** That no data came yet (before `data_first_at`): "no data has reached the Atropos API". */
   noData: string;
+  /** That nothing moved since: "no trainer step and no new data". */
+  noProgress: string;
   /** Why a stall costs money: what the trainer does while nothing comes. */
   stallConsequence: string;
 }
@@ -167,6 +169,12 @@ export interface RunFramework {
   /** The run's training record read whole (steps, checkpoints, numbers); `series` keeps every step's values. */
   readSummary(record: RunRecord, opts?: { series?: boolean }): Promise<TrainingSummary>;
   follower(record: RunRecord): TrainingFollower;
+  /**
+   * The run's metrics as its trainer records them itself, one row per step in step order (`step`
+   * and every key the step logged; the last row of a repeated step wins); absent when only W&B
+   * holds them (an Atropos run).
+   */
+  metricRows?(record: RunRecord): Promise<Record<string, JsonValue>[]>;
   /** What each process may see of the server's environment: an allow-list, keys only where needed. */
   childEnvironments(settings: Settings, record: RunRecord): Partial<Record<RunProcess, Record<string, string>>>;
   /**

@@ -27,6 +27,7 @@ import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
 import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
 import { estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
+import { type ResumedRun, resumeRun } from './resume.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -60,6 +61,14 @@ export class RunManager {
   /** Starts a run of `selection`: refusals first, then the record, then start-up in the background. */
   start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
     const run = this.starting.then(() => this.startNow(selection, signal));
+    this.starting = run.catch(() => undefined);
+    return run;
+  }
+
+  /** rl_resume_training: an ended run started again from its last saved state (resume.ts); one at a time with starts. */
+  resume(runId: string): Promise<ResumedRun> {
+    const ctx = { settings: this.core.settings, logger: this.core.logger, store: this.store, activeRuns: () => this.activeRuns(), supervise: (r: RunRecord, lock: FileLock) => this.supervise(r, lock).begin() };
+    const run = this.starting.then(() => resumeRun(ctx, runId));
     this.starting = run.catch(() => undefined);
     return run;
   }

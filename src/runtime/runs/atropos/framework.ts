@@ -43,6 +43,7 @@ export const ATROPOS: RunFramework = {
     ),
   healthTerms: {
     noData: 'no data has reached the Atropos API',
+    noProgress: 'no trainer step and no new data',
     stallConsequence: 'the trainer waits for a batch for ever',
   },
 };

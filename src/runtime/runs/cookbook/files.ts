@@ -10,7 +10,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RUN_FILES } from '../../../core/files/home.js';
+import type { JsonValue } from '../../../core/json.js';
 import type { LoggedTokens } from '../../cost/spend.js';
+import { parseTolerantJson } from '../../wandb/tolerantJson.js';
 import type { RunRecord, TrainerLogSignals } from '../registry/record.js';
 import { LogCursor } from '../supervision/polling.js';
 
@@ -63,10 +65,15 @@ export class MetricsScanner {
   /** Per step, its last row's reward and loss (the series), by step. */
   readonly rewards = new Map<number, number | string>();
   readonly losses = new Map<number, number | string>();
+  /** Every step's last row, when asked for (`keepRows`): what rl_get_results shows as history. */
+  readonly rows?: Map<number, Record<string, JsonValue>>;
   /** Every row counted, with the tokens of those that logged them. */
   tokens: LoggedTokens = { rows: 0, prompt_tokens: 0, completion_tokens: 0 };
-  lastRow?: Record<string, unknown>;
   private rest = '';
+
+  constructor(keepRows = false) {
+    if (keepRows) this.rows = new Map();
+  }
 
   /** Adds the rows of `text`; a line still being written waits for its newline. */
   feed(text: string): void {
@@ -76,16 +83,19 @@ export class MetricsScanner {
   }
 
   private row(line: string): void {
-    let row: Record<string, unknown>;
+    let parsed: JsonValue;
     try {
-      row = JSON.parse(line) as Record<string, unknown>;
+      // Python's json writes NaN and Infinity bare: they come back as "NaN" / "Infinity".
+      parsed = parseTolerantJson(line);
     } catch {
       return;
     }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return;
+    const row = parsed as Record<string, JsonValue>;
     const step = number(row.step);
-    if (step === undefined || typeof row !== 'object' || row === null) return;
+    if (step === undefined) return;
+    if (this.rows !== undefined) this.rows.set(step, row);
     this.maxStep = Math.max(this.maxStep, step);
-    this.lastRow = row;
     const reward = row[REWARD_KEY];
     if (reward !== undefined && reward !== null) this.rewards.set(step, reward as number | string);
     const lossKey = LOSS_KEYS.find((k) => row[k] !== undefined && row[k] !== null);
@@ -136,10 +146,16 @@ export class CookbookFiles {
   private readonly logCursor: LogCursor;
   private logRest = '';
   private checkpointsSize = -1;
-  readonly state: CookbookState = { metrics: new MetricsScanner(), checkpoints: [], signals: {} };
-  private reading: Promise<CookbookState> = Promise.resolve(this.state);
+  readonly state: CookbookState;
+  private reading: Promise<CookbookState>;
 
-  constructor(private readonly record: Pick<RunRecord, 'config_path'>) {
+  /** `keepRows`: keep every step's last metrics row (a reader that shows the history). */
+  constructor(
+    private readonly record: Pick<RunRecord, 'config_path'>,
+    keepRows = false,
+  ) {
+    this.state = { metrics: new MetricsScanner(keepRows), checkpoints: [], signals: {} };
+    this.reading = Promise.resolve(this.state);
     this.metricsCursor = new LogCursor(cookbookFile(record, 'metrics'));
     this.logCursor = new LogCursor(cookbookFile(record, 'log'));
   }

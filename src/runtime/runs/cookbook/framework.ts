@@ -9,7 +9,7 @@ import { childEnv } from '../../../core/childEnv.js';
 import type { RunProcess } from '../../../core/files/home.js';
 import type { RunFramework } from '../framework.js';
 import { logOf, processOf, type RunRecord } from '../registry/record.js';
-import { cookbookFile, lastState, parseCheckpoints } from './files.js';
+import { CookbookFiles, cookbookFile, lastState, parseCheckpoints } from './files.js';
 import { CookbookFollower, CookbookObserver, CookbookStartUpProbe, readCookbookSummary } from './observer.js';
 import { resumePointOf } from './resume.js';
 import { firstCause, STAGE_GOAL, verdictOf } from './rules.js';
@@ -43,11 +43,13 @@ export const COOKBOOK: RunFramework = {
   observer: (run) => new CookbookObserver(run),
   readSummary: readCookbookSummary,
   follower: (record) => new CookbookFollower(record),
+  metricRows: async (record) => [...((await new CookbookFiles(record, true).read()).metrics.rows ?? new Map()).entries()].sort((a, b) => a[0] - b[0]).map(([, row]) => row),
   // Only the Tinker key: metrics go to metrics.jsonl, not W&B. Unbuffered, so trainer.log follows the run.
   childEnvironments: (settings) => ({ trainer: childEnv(settings.processEnv, { TINKER_API_KEY: settings.secrets.tinkerApiKey, PYTHONUNBUFFERED: '1' }) }),
   resumePoint: async (record) => resumePointOf(record, lastState(await readCheckpoints(record))),
   healthTerms: {
     noData: 'the recipe has written no metrics row',
+    noProgress: 'no new metrics row',
     stallConsequence: 'a batch writes its row only once it is sampled and trained, so sampling is stuck or slow (Tinker paused, a slow sampler) while the run is paid for',
   },
 };

@@ -105,6 +105,16 @@ export interface RunRecord {
   cost?: CostPlan;
   /** Status rate limit: when the last full rl_check_status answer was given. */
   last_full_check_at?: string;
+  /** Each time the ended run was started again (rl_resume_training): when, from which step and saved state, and how it had ended. */
+  resumes?: RunResume[];
+}
+
+export interface RunResume {
+  at: string;
+  from_step: number;
+  state_path: string;
+  /** The status and error the run had ended with. */
+  after: { status: 'failed' | 'stopped'; error?: string; ended_at?: string };
 }
 
 /**

@@ -3,7 +3,7 @@
  * classification as inference tests: 401, 404, no learning signal...), and what it produced:
  * per-item scores and a rollouts file under the evaluation's directory (redacted).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonValue } from '../../core/json.js';
 import { tailLines } from '../../core/files/logTail.js';
@@ -16,6 +16,7 @@ import { classifyCrash, classifyDroppedGroups, type FailureKind } from '../infer
 import { ModelProcess, type ModelProcessOutcome } from '../inference/modelProcess.js';
 import { evalCommand, type EvalMethod } from './evalCommand.js';
 import { itemScores, readRolloutGroups, type ItemScore, type Rollout } from './rollouts.js';
+import { byExample, messagesText, vfEvalCommand, vfEvalEnv, vfResults } from '../inference/vfEval.js';
 
 const CAUSE_SEARCH_LINES = 300;
 /** samples.jsonl and metrics.json are small; past this they are not copied. */
@@ -45,6 +46,8 @@ export interface ModelRunContext {
   numItems: number;
   groupSize: number;
   timeoutSeconds: number;
+  /** A verifiers environment (method vf_eval): its id, the run's load_environment arguments and token limit. */
+  verifiers?: { vf_env_id: string; env_args?: Record<string, JsonValue>; max_tokens?: number };
 }
 
 export interface ModelRunResult {
@@ -79,6 +82,15 @@ export function shownMetrics(all: Record<string, JsonValue> | undefined): Record
   return Object.fromEntries(scalar.slice(0, MAX_SHOWN_METRICS));
 }
 
+/** How one model's process is started, and how its output becomes scored items. */
+interface Launch {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  collect(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>): Promise<ModelRunResult>;
+}
+
 export class EvalModelRun {
   process?: ModelProcess;
   private stopped?: string;
@@ -97,25 +109,13 @@ export class EvalModelRun {
   async run(): Promise<ModelRunResult> {
     const { ctx, spec } = this;
     const logFile = `${spec.stem}.${this.method}.log`;
-    const groupsFile = join(ctx.dir, `${spec.stem}.groups.jsonl`);
-    const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
-      method: this.method,
-      envFile: ctx.envFile,
-      envConfig: ctx.envConfig,
-      baseUrl: ctx.baseUrl,
-      modelId: spec.model,
-      serverEntries: ctx.serverEntries,
-      stem: `${spec.stem}-${this.method}`,
-      numItems: ctx.numItems,
-      groupSize: ctx.groupSize,
-      groupsFile,
-    });
+    const launch = this.method === 'vf_eval' ? await this.vfLaunch() : await this.atroposLaunch();
     if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
     const started = await ModelProcess.start({
-      file: cmd.file,
-      args: cmd.args,
-      env: processEnv(ctx.settings, false),
-      cwd: ctx.settings.root,
+      file: launch.file,
+      args: launch.args,
+      env: launch.env,
+      cwd: launch.cwd,
       logFile: join(ctx.dir, logFile),
       timeoutMs: ctx.timeoutSeconds * 1000,
       graceMs: ctx.settings.stopGraceSeconds * 1000,
@@ -129,7 +129,49 @@ export class EvalModelRun {
     const base = { log_file: logFile, duration_seconds: Math.round(outcome.durationMs / 100) / 10 };
     const failure = await this.failure(base, outcome);
     if (failure) return failure;
-    return cmd.evalDir !== undefined ? this.collectEvaluate(base, cmd.evalDir) : this.collectGroups(base, groupsFile);
+    return launch.collect(base);
+  }
+
+  /** verifiers' eval of the model on the run's environment, in a folder of its own (its results folder lands there). */
+  private async vfLaunch(): Promise<Launch> {
+    const { ctx, spec } = this;
+    const verifiers = ctx.verifiers!;
+    const cwd = join(ctx.dir, `${spec.stem}.vf`);
+    await mkdir(cwd, { recursive: true });
+    const opts = { vfEnvId: verifiers.vf_env_id, model: spec.model, baseUrl: ctx.baseUrl, numExamples: ctx.numItems, rolloutsPerExample: ctx.groupSize };
+    const cmd = vfEvalCommand(ctx.settings, { ...opts, ...(verifiers.env_args ? { envArgs: verifiers.env_args } : {}), ...(verifiers.max_tokens ? { maxTokens: verifiers.max_tokens } : {}) });
+    return { ...cmd, cwd, env: vfEvalEnv(ctx.settings, ctx.keyConfig.key), collect: (base) => this.collectVf(base, cwd) };
+  }
+
+  private async collectVf(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, cwd: string): Promise<ModelRunResult> {
+    const found = await vfResults(cwd, { baseUrl: this.ctx.baseUrl, model: this.spec.model });
+    if (!('rows' in found)) return fail(base, found.kind === 'crashed' ? 'no_output' : found.kind, found.error);
+    const groups = byExample(found.rows).map((group) => group.map((r) => ({ item: messagesText(r.prompt), prompt: messagesText(r.prompt), completion: messagesText(r.completion), score: r.reward })));
+    return this.finish(base, groups);
+  }
+
+  private async atroposLaunch(): Promise<Launch> {
+    const { ctx, spec } = this;
+    const groupsFile = join(ctx.dir, `${spec.stem}.groups.jsonl`);
+    const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
+      method: this.method,
+      envFile: ctx.envFile,
+      envConfig: ctx.envConfig,
+      baseUrl: ctx.baseUrl,
+      modelId: spec.model,
+      serverEntries: ctx.serverEntries,
+      stem: `${spec.stem}-${this.method}`,
+      numItems: ctx.numItems,
+      groupSize: ctx.groupSize,
+      groupsFile,
+    });
+    const evalDir = cmd.evalDir;
+    return {
+      ...cmd,
+      cwd: ctx.settings.root,
+      env: processEnv(ctx.settings, false),
+      collect: (base) => (evalDir !== undefined ? this.collectEvaluate(base, evalDir) : this.collectGroups(base, groupsFile)),
+    };
   }
 
   private async failure(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, outcome: ModelProcessOutcome): Promise<ModelRunResult | undefined> {

@@ -5,7 +5,7 @@
  * call could last 3 x 600 s, far beyond what any client waits).
  */
 import { EventEmitter } from 'node:events';
-import { rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../core/logger.js';
 import type { SecretRedactor } from '../../core/redact.js';
@@ -16,7 +16,8 @@ import type { TestModel } from './models.js';
 import { readGroupScores, scoreGroups, summarize } from './scoring.js';
 import type { ModelReport, ModelState, TestOutput, TestStatus } from './testReport.js';
 import { INFERENCE_TEST_RESULT } from '../../core/files/home.js';
-import { classifyCrash, classifyDroppedGroups, type FailureContext } from './failures.js';
+import { classifyCrash, classifyDroppedGroups, type FailureContext, type FailureKind } from './failures.js';
+import { vfEvalCommand, vfEvalEnv, vfGroupsFile } from './vfEval.js';
 import { tailLines } from '../../core/files/logTail.js';
 import { LengthCounter } from '../cost/lengths.js';
 import { saveTestLengths } from '../cost/lengthStore.js';
@@ -28,7 +29,8 @@ const CAUSE_SEARCH_LINES = 300;
 export const MODEL_CONCURRENCY = 3;
 
 export interface TestParameters {
-  environment: { name: string; file_path: string };
+  /** With vf_env_id: a verifiers environment, run with verifiers' eval (vfEval.ts) instead of atroposlib's process. */
+  environment: { name: string; file_path: string; vf_env_id?: string };
   num_steps: number;
   group_size: number;
   models: TestModel[];
@@ -38,6 +40,15 @@ export interface TestParameters {
   use_wandb: boolean;
   /** `openai:` entries the environment needs (2 when its config_init does not return a list). */
   server_entries: 1 | 2;
+}
+
+/** How one model's process starts, and (verifiers) how its saved results become the groups file, or why they cannot. */
+interface TestLaunch {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  collect?(): Promise<{ kind: FailureKind; error: string } | undefined>;
 }
 
 type ReportBase = Pick<ModelReport, 'model' | 'name' | 'scale' | 'output_file' | 'log_file' | 'endpoint'>;
@@ -205,8 +216,37 @@ export class InferenceTest {
   }
 
   private async startAndJudge(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<void> {
+    const launch = this.params.environment.vf_env_id !== undefined ? await this.vfLaunch(slot, base, keyConfig) : await this.processLaunch(slot, base, keyConfig);
     const { settings, redactor } = this.services;
-    const { num_steps, group_size, use_wandb, server_type, timeout_seconds, environment, server_entries } = this.params;
+    slot.process = await ModelProcess.start({
+      ...launch,
+      logFile: slot.files.log,
+      timeoutMs: this.params.timeout_seconds * 1000,
+      graceMs: settings.stopGraceSeconds * 1000,
+      maxFailedGroups: Math.max(5, 2 * this.params.num_steps),
+      redactor,
+    });
+    slot.startedAt = Date.now();
+    slot.state = 'running';
+    this.events.emit('change');
+    const outcome = await slot.process.done;
+    const { report, state } = await this.judge(base, outcome, slot.files.output, launch.collect);
+    this.finish(slot, state, report);
+  }
+
+  /** verifiers' eval: num_steps examples x group_size rollouts, saved in the model's own folder, then written as groups to its output file. */
+  private async vfLaunch(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<TestLaunch> {
+    const { settings } = this.services;
+    const cwd = `${slot.files.output.replace(/\.jsonl$/, '')}.vf`;
+    await mkdir(cwd, { recursive: true });
+    const baseUrl = base.endpoint ?? this.params.base_url;
+    const cmd = vfEvalCommand(settings, { vfEnvId: this.params.environment.vf_env_id!, model: slot.model.id, baseUrl, numExamples: this.params.num_steps, rolloutsPerExample: this.params.group_size });
+    return { ...cmd, cwd, env: vfEvalEnv(settings, keyConfig.key), collect: () => vfGroupsFile(cwd, slot.files.output, { baseUrl, model: slot.model.id }) };
+  }
+
+  private async processLaunch(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<TestLaunch> {
+    const { settings } = this.services;
+    const { num_steps, group_size, use_wandb, server_type, environment, server_entries } = this.params;
     const base_url = base.endpoint ?? this.params.base_url;
     const endpoint = endpointEntry({ baseUrl: base_url, modelId: slot.model.id, serverType: server_type });
     const keyConfigPath = server_entries === 2 ? await keyConfig.serversFile(basename(slot.files.log, '.log'), [endpoint, endpoint]) : keyConfig.path;
@@ -222,23 +262,7 @@ export class InferenceTest {
       keyConfigFile: keyConfigPath,
       serverEntries: server_entries,
     });
-    slot.process = await ModelProcess.start({
-      file,
-      args,
-      env: processEnv(settings, use_wandb),
-      cwd: settings.root,
-      logFile: slot.files.log,
-      timeoutMs: timeout_seconds * 1000,
-      graceMs: settings.stopGraceSeconds * 1000,
-      maxFailedGroups: Math.max(5, 2 * num_steps),
-      redactor,
-    });
-    slot.startedAt = Date.now();
-    slot.state = 'running';
-    this.events.emit('change');
-    const outcome = await slot.process.done;
-    const { report, state } = await this.judge(base, outcome, slot.files.output);
-    this.finish(slot, state, report);
+    return { file, args, env: processEnv(settings, use_wandb), cwd: settings.root };
   }
 
   private finish(slot: Slot, state: ModelState, report: ModelReport): void {
@@ -251,6 +275,7 @@ export class InferenceTest {
     base: ReportBase,
     outcome: ModelProcessOutcome,
     outputFile: string,
+    collect?: TestLaunch['collect'],
   ): Promise<{ report: ModelReport; state: ModelState }> {
     const timing = { duration_seconds: seconds(outcome.durationMs) };
     const failure = (state: ModelState, error: string, extra: Partial<ModelReport> = {}): { report: ModelReport; state: ModelState } => ({
@@ -282,6 +307,8 @@ export class InferenceTest {
       const { kind, error } = classifyCrash(await this.failureContext(base, ended));
       return failure('failed', error, { error_kind: kind });
     }
+    const failed = await collect?.();
+    if (failed !== undefined) return failure('failed', failed.error, { error_kind: failed.kind });
     const lengths = new LengthCounter();
     const groups = await readGroupScores(outputFile, (group) => lengths.add(group));
     if (groups === undefined) return failure('failed', `Output file not created: ${outputFile}`);

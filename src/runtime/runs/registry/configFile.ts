@@ -16,6 +16,8 @@ export const MAX_RUN_CONFIG_BYTES = 1024 * 1024;
 export interface RunConfigSections {
   env: Record<string, JsonValue>;
   tinker: Record<string, JsonValue>;
+  /** A cookbook run's recipe, verifiers environment and log_path (cookbook/start.ts writes them). */
+  cookbook?: Record<string, JsonValue>;
 }
 
 export type RunConfigRead = { config: RunConfigSections } | { config_error: string };
@@ -32,7 +34,7 @@ export async function readRunConfigFile(files: RunFiles, runId: string): Promise
     if (slice.size > MAX_RUN_CONFIG_BYTES) return { config_error: `${RUN_FILES.config} is ${slice.size} bytes, more than a run config can be` };
     const value: unknown = yaml().parse(slice.text);
     if (!mapping(value)) return { config_error: `${RUN_FILES.config} does not hold a mapping` };
-    return { config: { env: mapping(value.env) ? value.env : {}, tinker: mapping(value.tinker) ? value.tinker : {} } };
+    return { config: { env: mapping(value.env) ? value.env : {}, tinker: mapping(value.tinker) ? value.tinker : {}, ...(mapping(value.cookbook) ? { cookbook: value.cookbook } : {}) } };
   } catch (err) {
     return { config_error: `${RUN_FILES.config} cannot be read (${err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
   }

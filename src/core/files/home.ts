@@ -5,7 +5,7 @@
  *   RL_HOME/
  *     server.log
  *     selection.json (+ selection.json.lock)
- *     cache/discovery.json, cache/run-index.json, cache/rollout-lengths.json
+ *     cache/discovery.json, cache/cookbook.json, cache/run-index.json, cache/rollout-lengths.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/,
@@ -56,6 +56,8 @@ export const serverLogPath = (home: string): string => join(home, 'server.log');
 /** The selected environment and its edited config, shared by every server (+ `.lock`, its write lock). */
 export const selectionPath = (home: string): string => join(home, 'selection.json');
 export const discoveryCachePath = (home: string): string => join(home, 'cache', 'discovery.json');
+/** What RL_PYTHON has of tinker-cookbook and verifiers, with the stamps of the files it was read from. */
+export const cookbookCachePath = (home: string): string => join(home, 'cache', 'cookbook.json');
 /** What rl_list_runs and adoption know of each run, by run.json's stat, so a restart parses no unchanged record. */
 export const runIndexPath = (home: string): string => join(home, 'cache', 'run-index.json');
 /** Each environment's rollout lengths as its latest inference test measured them: what cost estimates start from. */

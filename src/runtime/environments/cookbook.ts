@@ -4,10 +4,13 @@
  * `tinker_cookbook.rl`, with a `CLIConfig`) and the installed verifiers environments (top-level
  * modules defining `load_environment`), each offered as an environment of the `cookbook`
  * framework. The helper runs once; its answer stands while the files and folders it read from
- * (its stamps) are unchanged, so a listing costs a few stats.
+ * (its stamps) are unchanged, so a listing costs a few stats; it is saved in RL_HOME's cache, so a
+ * restarted server runs no Python either while nothing changed.
  */
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { writeAtomically } from '../../core/files/atomicFile.js';
+import { cookbookCachePath } from '../../core/files/home.js';
 import { z } from 'zod';
 import { childEnv } from '../../core/childEnv.js';
 import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';
@@ -60,6 +63,19 @@ const ANSWER = z.object({
   environments: z.array(VERIFIERS_ENV),
   stamps: z.array(z.tuple([z.string(), z.number(), z.number()])),
 });
+
+type Answer = z.infer<typeof ANSWER>;
+const SAVED = z.object({ python: z.string(), answer: ANSWER });
+
+function discoveryOf(answer: Answer): CookbookDiscovery {
+  return {
+    ...(answer.cookbook ? { dir: answer.cookbook.dir } : {}),
+    ...(answer.cookbook_missing !== undefined ? { missing: answer.cookbook_missing } : {}),
+    recipes: answer.recipes,
+    environments: answer.environments,
+    offered: offered(answer.recipes, answer.environments),
+  };
+}
 
 export interface CookbookDiscovery {
   /** The installed tinker_cookbook package's directory, or why there is none. */
@@ -114,7 +130,7 @@ async function unchanged(stamps: readonly [string, number, number][]): Promise<b
 }
 
 export class CookbookCatalog {
-  private last?: { stamps: [string, number, number][]; discovery: CookbookDiscovery };
+  private last?: { stamps: [string, number, number][]; answer: Answer };
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -140,22 +156,37 @@ export class CookbookCatalog {
   }
 
   private async scanNow(): Promise<CookbookDiscovery> {
-    if (this.last !== undefined && (await unchanged(this.last.stamps))) return this.last.discovery;
+    this.last ??= await this.loadSaved();
+    if (this.last !== undefined && (await unchanged(this.last.stamps))) return discoveryOf(this.last.answer);
     const answer = await this.runHelper();
     if (answer === undefined) return { recipes: [], environments: [], offered: [], missing: `the discovery helper could not run with RL_PYTHON (${this.settings.python}); see server.log` };
-    const discovery: CookbookDiscovery = {
-      ...(answer.cookbook ? { dir: answer.cookbook.dir } : {}),
-      ...(answer.cookbook_missing !== undefined ? { missing: answer.cookbook_missing } : {}),
-      recipes: answer.recipes,
-      environments: answer.environments,
-      offered: offered(answer.recipes, answer.environments),
-    };
-    this.last = { stamps: answer.stamps, discovery };
+    this.last = { stamps: answer.stamps, answer };
+    await this.save(answer);
     this.logger.debug({ recipes: answer.recipes.length, environments: answer.environments.length }, 'cookbook discovered');
-    return discovery;
+    return discoveryOf(answer);
   }
 
-  private async runHelper(): Promise<z.infer<typeof ANSWER> | undefined> {
+  /** The answer a server saved for this interpreter (a restarted server runs no Python while nothing changed); a damaged file is no answer. */
+  private async loadSaved(): Promise<{ stamps: Answer['stamps']; answer: Answer } | undefined> {
+    try {
+      const saved = SAVED.parse(JSON.parse(await readFile(cookbookCachePath(this.settings.home), 'utf8')));
+      return saved.python === this.settings.python ? { stamps: saved.answer.stamps, answer: saved.answer } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async save(answer: Answer): Promise<void> {
+    try {
+      const path = cookbookCachePath(this.settings.home);
+      await mkdir(dirname(path), { recursive: true });
+      writeAtomically(path, JSON.stringify({ python: this.settings.python, answer }));
+    } catch (err) {
+      this.logger.warn({ err }, 'could not save the cookbook discovery');
+    }
+  }
+
+  private async runHelper(): Promise<Answer | undefined> {
     const { execa } = await loadExeca();
     // The interpreter's own sys.path (site-packages, .pth files, PYTHONPATH) is what a run imports from.
     const child = await execa(this.settings.python, ['-B', COOKBOOK_DISCOVER_SCRIPT], {

@@ -139,6 +139,8 @@ export interface HealthTerms {
   noProgress: string;
   /** Why a stall costs money: what the trainer does while nothing comes. */
   stallConsequence: string;
+  /** The process a stall is put down to when no log line says otherwise (the one whose data is missing). */
+  stallProcess: RunProcess;
 }
 
 export interface RunFramework {

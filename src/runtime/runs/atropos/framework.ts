@@ -45,5 +45,6 @@ export const ATROPOS: RunFramework = {
     noData: 'no data has reached the Atropos API',
     noProgress: 'no trainer step and no new data',
     stallConsequence: 'the trainer waits for a batch for ever',
+    stallProcess: 'env',
   },
 };

@@ -51,5 +51,6 @@ export const COOKBOOK: RunFramework = {
     noData: 'the recipe has written no metrics row',
     noProgress: 'no new metrics row',
     stallConsequence: 'a batch writes its row only once it is sampled and trained, so sampling is stuck or slow (Tinker paused, a slow sampler) while the run is paid for',
+    stallProcess: 'trainer',
   },
 };

@@ -124,7 +124,8 @@ function trainingHealth(record: RunRecord, nowMs: number, policy: HealthPolicy, 
     const what = seen?.data_first_at === undefined ? terms.noData : terms.noProgress;
     const allowance = firstStep ? ` (before the first step${record.resumes?.length ? ' since the run resumed' : ''} the limit is ${FIRST_STEP_ALLOWANCE} x RL_STALL_SECONDS=${policy.stallSeconds})` : ' (RL_STALL_SECONDS)';
     const stalled: HealthReason = { code: 'stalled', message: `Stalled: ${what} for ${idle} s, more than ${limit} s${allowance}; ${terms.stallConsequence}.`, evidence: { at: iso(progressMs) } };
-    return { ...withIdle, verdict: 'stalled', reasons: [stalled, ...recent, ...envGone] };
+    // Every sign since the last progress is evidence of the stall, however long ago (a billing pause is logged once a minute).
+    return { ...withIdle, verdict: 'stalled', reasons: [stalled, ...envReasons(seen, progressMs), ...envGone] };
   }
   if (seen?.data_first_at === undefined) {
     const waiting: HealthReason = { code: 'waiting_for_data', message: `${terms.noData.charAt(0).toUpperCase()}${terms.noData.slice(1)} yet (${idle} s since training began; stalled after ${limit} s).`, evidence: { at: iso(began) } };

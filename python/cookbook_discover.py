@@ -31,6 +31,9 @@ import os
 import sys
 import sysconfig
 
+# The sibling helper's reading of `a.b.C` (and of `Generic[T]` as `Generic`): one definition for both.
+from discover import dotted
+
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DOC = 300
 SCALARS = {"int": "int", "float": "float", "bool": "bool", "str": "str"}
@@ -131,24 +134,13 @@ def imports_of(tree, path):
 
 def literal_values(node):
     """The values of `Literal[...]`, or None."""
-    if not (isinstance(node, ast.Subscript) and dotted_name(node.value) in ("Literal", "typing.Literal", "typing_extensions.Literal")):
+    if not (isinstance(node, ast.Subscript) and dotted(node.value) in ("Literal", "typing.Literal", "typing_extensions.Literal")):
         return None
     elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     try:
         return [ast.literal_eval(e) for e in elements]
     except ValueError:
         return None
-
-
-def dotted_name(node):
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def find_alias(dotted, depth=0):
@@ -199,14 +191,14 @@ def split_optional(node):
         if len(rest) == 1:
             return rest[0], len(rest) < len(parts)
         return node, len(rest) < len(parts)
-    if isinstance(node, ast.Subscript) and dotted_name(node.value) in ("Optional", "typing.Optional"):
+    if isinstance(node, ast.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
         return node.slice, True
     return node, False
 
 
 def describe_type(node, tree, path):
     """{"kind", "enum"?, "items"?} of an annotation, or None for a class (a nested config)."""
-    name = dotted_name(node.value if isinstance(node, ast.Subscript) else node)
+    name = dotted(node)
     values = literal_values(node)
     if values is not None:
         return {"kind": "enum", "enum": values}
@@ -214,7 +206,7 @@ def describe_type(node, tree, path):
         return {"kind": "dict"}
     if isinstance(node, ast.Subscript) and name in ("list", "List", "typing.List", "Sequence", "tuple"):
         item = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
-        items = SCALARS.get(dotted_name(item) or "")
+        items = SCALARS.get(dotted(item) or "")
         return {"kind": "list", **({"items": items} if items else {})}
     if name in SCALARS:
         return {"kind": SCALARS[name]}
@@ -243,7 +235,7 @@ def field_default(value):
     """(default, required): a literal, `chz.field(default=...)`, or None for a factory."""
     if value is None:
         return None, True
-    if isinstance(value, ast.Call) and (dotted_name(value.func) or "").endswith("field"):
+    if isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("field"):
         kw = {k.arg: k.value for k in value.keywords}
         if "default" in kw:
             return field_default(kw["default"])

@@ -177,7 +177,8 @@ test('after its first step a run with no new row for RL_STALL_SECONDS is stalled
   const h = await server(t, { RL_STALL_SECONDS: '1', RL_STALL_ACTION: 'stop' });
   await h.call('rl_select_environment', { name: 'math_rl' });
   const runId = await start(h, { groups_per_batch: 2, group_size: 2 });
-  const ended = await waitForRun(h, runId, 'ends', (r) => ENDED.includes(r.status));
+  // The outcome is recorded first, then what still runs is stopped.
+  const ended = await waitForRun(h, runId, 'ends, its process stopped', (r) => ENDED.includes(r.status) && r.processes.trainer.state === 'exited');
   assert.deepEqual([ended.status, ended.error_process, ended.observed?.steps_completed], ['failed', 'trainer', 1]);
   assert.match(ended.error!, /^Stalled: no new metrics row for \d+ s, more than 1 s \(RL_STALL_SECONDS\)/);
   assert.deepEqual(leftovers([join(home, 'runs', runId)]), []);

@@ -216,7 +216,8 @@ export class InferenceTest {
   }
 
   private async startAndJudge(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<void> {
-    const launch = this.params.environment.vf_env_id !== undefined ? await this.vfLaunch(slot, base, keyConfig) : await this.processLaunch(slot, base, keyConfig);
+    // Nothing is awaited before the launch that need not be: a caller answered at once sees the model running.
+    const launch = this.params.environment.vf_env_id !== undefined ? await this.vfLaunch(slot, base, keyConfig) : this.processLaunch(slot, base, this.params.server_entries === 2 ? await this.serversFile(slot, base, keyConfig) : keyConfig.path);
     const { settings, redactor } = this.services;
     slot.process = await ModelProcess.start({
       ...launch,
@@ -244,12 +245,16 @@ export class InferenceTest {
     return { ...cmd, cwd, env: vfEvalEnv(settings, keyConfig.key), collect: () => vfGroupsFile(cwd, slot.files.output, { baseUrl, model: slot.model.id }) };
   }
 
-  private async processLaunch(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<TestLaunch> {
+  /** The whole `openai:` list, the key in both entries, for an environment that needs two. */
+  private serversFile(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<string> {
+    const endpoint = endpointEntry({ baseUrl: base.endpoint ?? this.params.base_url, modelId: slot.model.id, serverType: this.params.server_type });
+    return keyConfig.serversFile(basename(slot.files.log, '.log'), [endpoint, endpoint]);
+  }
+
+  private processLaunch(slot: Slot, base: ReportBase, keyConfigPath: string): TestLaunch {
     const { settings } = this.services;
     const { num_steps, group_size, use_wandb, server_type, environment, server_entries } = this.params;
     const base_url = base.endpoint ?? this.params.base_url;
-    const endpoint = endpointEntry({ baseUrl: base_url, modelId: slot.model.id, serverType: server_type });
-    const keyConfigPath = server_entries === 2 ? await keyConfig.serversFile(basename(slot.files.log, '.log'), [endpoint, endpoint]) : keyConfig.path;
     const { file, args } = processCommand(settings, {
       envFile: environment.file_path,
       numSteps: num_steps,

@@ -6,6 +6,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonValue } from '../../core/json.js';
+import { WIRE_SUFFIX } from '../../core/files/home.js';
 import { tailLines } from '../../core/files/logTail.js';
 import type { Logger } from '../../core/logger.js';
 import type { SecretRedactor } from '../../core/redact.js';
@@ -15,6 +16,8 @@ import { processEnv, type KeyConfig } from '../inference/command.js';
 import { classifyCrash, classifyDroppedGroups, type FailureKind } from '../inference/failures.js';
 import { ModelProcess, type ModelProcessOutcome } from '../inference/modelProcess.js';
 import { evalCommand, type EvalMethod } from './evalCommand.js';
+import { readExchanges } from '../inference/wire/exchanges.js';
+import { recordWire, type WireRecording } from '../inference/wire/recorder.js';
 import { itemScores, readRolloutGroups, type ItemScore, type Rollout } from './rollouts.js';
 import { byExample, messagesText, vfEvalCommand, vfEvalEnv, vfResults } from '../inference/vfEval.js';
 
@@ -88,6 +91,8 @@ interface Launch {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** The recording proxy the process talks through, stopped when it ends. */
+  wire?: WireRecording;
   collect(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>): Promise<ModelRunResult>;
 }
 
@@ -110,13 +115,28 @@ export class EvalModelRun {
     const { ctx, spec } = this;
     const logFile = `${spec.stem}.${this.method}.log`;
     const launch = this.method === 'vf_eval' ? await this.vfLaunch() : await this.atroposLaunch();
-    if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
+    let outcome: ModelProcessOutcome;
+    try {
+      if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
+      outcome = await this.runProcess(launch, join(ctx.dir, logFile));
+    } finally {
+      await launch.wire?.stop();
+    }
+    const base = { log_file: logFile, duration_seconds: Math.round(outcome.durationMs / 100) / 10 };
+    const failure = await this.failure(base, outcome);
+    if (failure) return failure;
+    return launch.collect(base);
+  }
+
+  private async runProcess(launch: Launch, logFile: string): Promise<ModelProcessOutcome> {
+    const { ctx } = this;
     const started = await ModelProcess.start({
       file: launch.file,
       args: launch.args,
-      env: launch.env,
+      env: launch.wire ? launch.wire.env(launch.env) : launch.env,
       cwd: launch.cwd,
-      logFile: join(ctx.dir, logFile),
+      logFile,
+      ...(launch.wire ? { preamble: launch.wire.note } : {}),
       timeoutMs: ctx.timeoutSeconds * 1000,
       graceMs: ctx.settings.stopGraceSeconds * 1000,
       maxFailedGroups: Math.max(5, 2 * ctx.numItems),
@@ -125,11 +145,7 @@ export class EvalModelRun {
     this.process = started;
     // A stop that came while the process was being launched applies to it now.
     if (this.stopped !== undefined) started.stop('cancelled');
-    const outcome = await started.done;
-    const base = { log_file: logFile, duration_seconds: Math.round(outcome.durationMs / 100) / 10 };
-    const failure = await this.failure(base, outcome);
-    if (failure) return failure;
-    return launch.collect(base);
+    return started.done;
   }
 
   /** verifiers' eval of the model on the run's environment, in a folder of its own (its results folder lands there). */
@@ -153,25 +169,34 @@ export class EvalModelRun {
   private async atroposLaunch(): Promise<Launch> {
     const { ctx, spec } = this;
     const groupsFile = join(ctx.dir, `${spec.stem}.groups.jsonl`);
-    const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
-      method: this.method,
-      envFile: ctx.envFile,
-      envConfig: ctx.envConfig,
-      baseUrl: ctx.baseUrl,
-      modelId: spec.model,
-      serverEntries: ctx.serverEntries,
-      stem: `${spec.stem}-${this.method}`,
-      numItems: ctx.numItems,
-      groupSize: ctx.groupSize,
-      groupsFile,
-    });
-    const evalDir = cmd.evalDir;
-    return {
-      ...cmd,
-      cwd: ctx.settings.root,
-      env: processEnv(ctx.settings, false),
-      collect: (base) => (evalDir !== undefined ? this.collectEvaluate(base, evalDir) : this.collectGroups(base, groupsFile)),
-    };
+    // `process` writes placeholders for an OpenAI-compatible endpoint: its texts are taken from the wire.
+    const wireFile = `${spec.stem}${WIRE_SUFFIX}`;
+    const wire = this.method === 'process' ? await recordWire(ctx.baseUrl, join(ctx.dir, wireFile), { redactor: ctx.redactor, logger: ctx.logger, processEnv: ctx.settings.processEnv }) : undefined;
+    try {
+      const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
+        method: this.method,
+        envFile: ctx.envFile,
+        envConfig: ctx.envConfig,
+        baseUrl: wire?.baseUrl ?? ctx.baseUrl,
+        modelId: spec.model,
+        serverEntries: ctx.serverEntries,
+        stem: `${spec.stem}-${this.method}`,
+        numItems: ctx.numItems,
+        groupSize: ctx.groupSize,
+        groupsFile,
+      });
+      const evalDir = cmd.evalDir;
+      return {
+        ...cmd,
+        cwd: ctx.settings.root,
+        env: processEnv(ctx.settings, false),
+        ...(wire ? { wire } : {}),
+        collect: (base) => (evalDir !== undefined ? this.collectEvaluate(base, evalDir) : this.collectGroups(base, groupsFile, wireFile)),
+      };
+    } catch (err) {
+      await wire?.stop();
+      throw err;
+    }
   }
 
   private async failure(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, outcome: ModelProcessOutcome): Promise<ModelRunResult | undefined> {
@@ -179,7 +204,8 @@ export class EvalModelRun {
     if (outcome.stopReason === 'timeout') return fail(base, 'timed_out', `Timed out after ${this.ctx.timeoutSeconds} s; the process group was killed. See log_file.`);
     if (outcome.stopReason === 'cancelled') return fail(base, 'cancelled', `Cancelled: ${this.stopped ?? 'stopped'}`);
     const logLines = outcome.stopReason === 'gave_up' || outcome.exitCode !== 0 ? await tailLines(join(this.ctx.dir, base.log_file), CAUSE_SEARCH_LINES) : [];
-    const context = { baseUrl: this.ctx.baseUrl, modelId: this.spec.model, logLines };
+    // Every model of an evaluation is sampled through Tinker with its key.
+    const context = { baseUrl: this.ctx.baseUrl, modelId: this.spec.model, logLines, key: { kind: 'tinker' } as const };
     if (outcome.stopReason === 'gave_up') {
       const ended = `Stopped after ${outcome.failedGroups} failed groups (atroposlib would retry until the timeout)`;
       const { kind, error } = classifyDroppedGroups({ ...context, ended }, outcome.failedGroups);
@@ -216,8 +242,9 @@ export class EvalModelRun {
     return this.finish(base, await readRolloutGroups(samplesFile, 'samples'), envMetrics);
   }
 
-  private async collectGroups(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groupsFile: string): Promise<ModelRunResult> {
-    return this.finish(base, await readRolloutGroups(groupsFile, 'groups'));
+  private async collectGroups(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groupsFile: string, wireFile: string): Promise<ModelRunResult> {
+    const exchanges = await readExchanges(join(this.ctx.dir, wireFile));
+    return this.finish(base, await readRolloutGroups(groupsFile, 'groups', exchanges.length > 0 ? { exchanges, file: wireFile } : undefined));
   }
 
   private async finish(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groups: Rollout[][] | undefined, envMetrics?: Record<string, JsonValue>): Promise<ModelRunResult> {

@@ -11,13 +11,13 @@ import { UserError } from '../../core/errors.js';
 import { RUN_FILES, runIndexPath, startLockPath } from '../../core/files/home.js';
 import type { CoreServices } from '../../core/services.js';
 import { delay, waitAtMost } from '../../core/wait.js';
-import type { StartedRun, StatusReport, StopAnswer } from './answers.js';
-import type { RunFramework, RunPlan, RunSelection } from './framework.js';
+import { type StartedRun, type StatusReport, type StopAnswer, stopAnswer } from './answers.js';
+import type { Preflight, RunFramework, RunPlan, RunSelection, StartRequest } from './framework.js';
 import { frameworkFor, frameworkOf } from './frameworks.js';
 import { placement, placementOf } from './placements.js';
 import { FileLock } from './registry/fileLock.js';
 import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
-import { initialRecord, isActive, isDamaged, newRunId, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
+import { initialRecord, isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
 import { refuseAtLimit } from './placement/host.js';
 import { RunStore } from './registry/store.js';
 import { RunSupervisor, TICK_MS } from './supervision/supervisor.js';
@@ -43,8 +43,8 @@ export class RunManager {
   /** What listings and the registry scan know of every run, parsed again only when run.json changed. */
   private readonly index: RunIndex;
   private readonly supervisors = new Map<string, RunSupervisor>();
-  /** Start requests of this server, one at a time (a second one must see the first run). */
-  private starting: Promise<unknown> = Promise.resolve();
+  /** Run creations of this server, one at a time (a second one must see the first run). */
+  private creating: Promise<unknown> = Promise.resolve();
   private follow?: NodeJS.Timeout;
   /** Some active run is supervised by another server: the registry is rescanned on every follow tick. */
   private activeRunsSupervisedElsewhere = false;
@@ -58,18 +58,29 @@ export class RunManager {
     this.reconcile();
   }
 
-  /** Starts a run of `selection`: refusals first, then the record, then start-up in the background. */
-  start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
-    const run = this.starting.then(() => this.startNow(selection, signal));
-    this.starting = run.catch(() => undefined);
-    return run;
+  /**
+   * Starts a run of `selection`: refusals first, then the record, then start-up in the background.
+   * Starts check their requirements concurrently; laying out and creating runs goes one start at a
+   * time (a start must see the run created before it), under the start lock shared with the other
+   * servers on RL_HOME.
+   */
+  async start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
+    const { settings } = this.core;
+    const framework = frameworkFor(selection);
+    refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
+    const runId = this.store.unusedRunId();
+    const request = { settings, selection, runId, runDir: this.store.dir(runId), signal };
+    const preflight = await framework.preflight(request);
+    const created = this.creating.then(() => this.createRun(framework, { ...request, preflight }));
+    this.creating = created.catch(() => undefined);
+    return created;
   }
 
   /** rl_resume_training: an ended run started again from its last saved state (resume.ts); one at a time with starts. */
   resume(runId: string): Promise<ResumedRun> {
     const ctx = { settings: this.core.settings, logger: this.core.logger, store: this.store, activeRuns: () => this.activeRuns(), supervise: (r: RunRecord, lock: FileLock) => this.supervise(r, lock).begin() };
-    const run = this.starting.then(() => resumeRun(ctx, runId));
-    this.starting = run.catch(() => undefined);
+    const run = this.creating.then(() => resumeRun(ctx, runId));
+    this.creating = run.catch(() => undefined);
     return run;
   }
 
@@ -164,16 +175,7 @@ export class RunManager {
         await delay(TICK_MS / 5, signal);
       }
     }
-    const status = this.currentStatus(runId);
-    if (status === 'stopped') return { message: `Stopped training run '${runId}'`, run_id: runId, status };
-    if (status === 'stopping' || status === 'starting' || status === 'running') {
-      return {
-        message: `Stopping training run '${runId}': processes that ignore SIGTERM are killed after ${this.core.settings.stopGraceSeconds} s each. Check with rl_check_status('${runId}').`,
-        run_id: runId,
-        status,
-      };
-    }
-    return { message: `Run '${runId}' ended (status: ${status}) before the stop took effect`, run_id: runId, status };
+    return stopAnswer(runId, this.currentStatus(runId), this.core.settings.stopGraceSeconds);
   }
 
   /**
@@ -196,8 +198,6 @@ export class RunManager {
     await Promise.all([...this.supervisors.values()].map((s) => (this.core.settings.stopRunsOnExit ? s.stopForExit() : s.detach())));
   }
 
-  // ---- internals -----------------------------------------------------------------------------
-
   private notFound(runId: string): UserError {
     return new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { active_runs: this.activeRuns().map((r) => r.run_id) });
   }
@@ -216,15 +216,18 @@ export class RunManager {
     });
   }
 
-  private async startNow(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
-    const { settings } = this.core;
-    const framework = frameworkFor(selection);
-    refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
-    let runId = newRunId();
-    while (this.store.exists(runId)) runId = newRunId();
-    const request = { settings, selection, runId, runDir: this.store.dir(runId), signal };
-    const preflight = await framework.preflight({ ...request, othersActive: this.activeRuns().length > 0 });
+  /** Ended runs whose record still calls a process running that lives: their leftovers are being stopped. */
+  private endingRuns(): RunRecord[] {
+    return this.index.runs().flatMap((run) => {
+      if (isActive(run.status) || !anyAlive(run)) return [];
+      const entry = this.store.read(run.run_id);
+      return entry !== undefined && !isDamaged(entry) ? [entry] : [];
+    });
+  }
 
+  private async createRun(framework: RunFramework, request: StartRequest & { preflight: Preflight }): Promise<StartedRun> {
+    const { settings } = this.core;
+    request.signal?.throwIfAborted();
     // Servers sharing RL_HOME: the active-run checks, the choice of ports and the creation must not interleave.
     this.store.ensureRoot();
     const startLock = new FileLock(startLockPath(settings.home));
@@ -232,11 +235,11 @@ export class RunManager {
     try {
       const active = this.activeRuns();
       refuseAtLimit(active, settings.maxConcurrentRuns);
-      const plan = await framework.plan({ ...request, active, preflight });
+      const plan = await framework.plan({ ...request, active, neighbours: [...active, ...this.endingRuns()] });
       refuseOverBudget(settings, plan.estimate, active);
-      const record = { ...this.newRecord(runId, selection, framework, plan), cost: planFor(settings, plan.estimate) };
+      const record = { ...this.newRecord(request.runId, request.selection, framework, plan), cost: planFor(settings, plan.estimate) };
       const lock = this.create(record, plan);
-      this.core.logger.info({ run_id: runId, framework: framework.name, environment: record.environment, ports: record.ports }, 'run starting');
+      this.core.logger.info({ run_id: record.run_id, framework: framework.name, environment: record.environment, ports: record.ports }, 'run starting');
       this.supervise(record, lock).begin();
       return { record, config: plan.shownConfig, estimate: plan.estimate };
     } finally {

@@ -12,7 +12,7 @@ import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { stringify } from 'yaml';
-import { connectInMemory } from './helpers/client.js';
+import { APPS_CLIENT_CAPABILITIES, connectInMemory } from './helpers/client.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { makeFakeTinker } from './helpers/fakeTinker.js';
 import { writeRunDir } from './helpers/registry.js';
@@ -42,8 +42,8 @@ const ENDED = ['completed', 'failed', 'stopped'];
 let verifiersRun: string | undefined;
 let mathRun: string | undefined;
 
-async function server(t: Parameters<typeof runServer>[0], env: Record<string, string> = {}, lockedSteps = 200): Promise<RunServer> {
-  return runServer(t, { install, home, select: false, lockedEnv: { total_steps: lockedSteps }, env: { TINKER_API_KEY: KEY, TINKER_OAI_BASE_URL: oai.baseUrl, ...env } });
+async function server(t: Parameters<typeof runServer>[0], env: Record<string, string> = {}, lockedSteps = 200, apps = false): Promise<RunServer> {
+  return runServer(t, { install, home, select: false, lockedEnv: { total_steps: lockedSteps }, env: { TINKER_API_KEY: KEY, TINKER_OAI_BASE_URL: oai.baseUrl, ...env }, ...(apps ? { capabilities: APPS_CLIENT_CAPABILITIES } : {}) });
 }
 
 async function edit(h: RunServer, values: Record<string, unknown>): Promise<void> {
@@ -237,8 +237,8 @@ test('rl_evaluate compares the verifiers run\'s checkpoint with its base model t
   assert.match(refused.json.error, /math_rl, which has no evaluation the server can run against an endpoint/);
 });
 
-test('rl_compare_runs puts a cookbook run beside an Atropos run', async (t) => {
-  const h = await server(t);
+test('rl_compare_runs, rl_list_runs and the dashboard put a cookbook run beside an Atropos run', async (t) => {
+  const h = await server(t, {}, 200, true);
   const atropos = writeRunDir(home, { runId: 'aaaa0002', createdMs: Date.now() - 30_000, status: 'completed' });
   writeFileSync(atropos.config_path, stringify({ env: { group_size: 16, batch_size: 128 }, tinker: { wandb_project: 'p' } }));
   const compared = await h.call('rl_compare_runs', { run_ids: [atropos.run_id, verifiersRun!] });
@@ -249,6 +249,16 @@ test('rl_compare_runs puts a cookbook run beside an Atropos run', async (t) => {
   assert.equal(typeof c.metrics.reward_mean.final, 'number');
   assert.equal(compared.json.best.run_id, verifiersRun, 'only the cookbook run has a reward (from its metrics.jsonl)');
   assert.deepEqual(compared.json.differing_config.group_size, { [atropos.run_id]: 16, [verifiersRun!]: 2 });
+
+  const listed = (await h.call('rl_list_runs', { limit: 50 })).json.runs;
+  const frameworkOf = (id: string) => listed.find((r: any) => r.run_id === id)?.framework;
+  assert.deepEqual([frameworkOf(atropos.run_id), frameworkOf(verifiersRun!)], ['atropos', 'cookbook']);
+  const snapshot = (await h.call('rl_dashboard_snapshot', { run_ids: [verifiersRun!, atropos.run_id] })).json;
+  assert.equal(snapshot.runs.length, 2, JSON.stringify(snapshot).slice(0, 500));
+  const [dashCookbook, dashAtropos] = snapshot.runs;
+  assert.ok(dashCookbook.series.reward_mean.points.length >= 5, JSON.stringify(dashCookbook.series.reward_mean));
+  assert.deepEqual(dashCookbook.series.reward_mean.points.map((p: number[]) => p[0]).slice(0, 3), [0, 1, 2], 'one point per batch of metrics.jsonl');
+  assert.equal(dashAtropos.status, 'completed');
 });
 
 test('rl_test_inference smoke-tests the verifiers environment with verifiers\' eval against an endpoint; a recipe is refused', async (t) => {

@@ -258,7 +258,7 @@ async function main(): Promise<void> {
     if (status.status === 'completed') await evaluateRun(call, runId);
     const cookbookStatus = await cookbookRun(call, runId);
     const runs = await call('rl_list_runs');
-    say(`> rl_list_runs: ${runs.json.runs.map((r: { run_id: string; status: string }) => `${r.run_id} ${r.status}`).join(', ')}`);
+    say(`> rl_list_runs: ${runs.json.runs.map((r: { run_id: string; framework: string; status: string }) => `${r.run_id} (${r.framework}) ${r.status}`).join(', ')}`);
     say(`\nWith a real tinker-atropos checkout or tinker-cookbook install and keys, the same calls train for real: see README "Connecting a client".`);
     if (status.status !== 'completed') {
       await explainFailure(client, status);

@@ -64,7 +64,7 @@ test("the answers sent before the SDK loads are the SDK's own, for every protoco
     const home = join(tempDir('rlmcp-front-'), 'rl_training');
     const a = await firstAnswers(DIST_ENTRY, home, asked, capabilities);
     assert.equal(a.init.result?.protocolVersion, negotiated, asked);
-    assert.match(a.init.result!.instructions!, /Tinker-Atropos/);
+    assert.match(a.init.result!.instructions!, /^Reinforcement-learning training of language models on Tinker/);
     assert.deepEqual(a.early.result, a.late.result, `${asked}: the early tool list is the SDK's`);
     assert.equal(a.confirmed, 2, `${asked}: the server checked both early answers`);
     assert.equal(a.differs, false);
@@ -93,7 +93,7 @@ test("a 2026-07-28 opening: server/discover and tools/list answered before the S
     const a = await firstModernAnswers(join(tempDir('rlmcp-front-'), 'rl_training'), capabilities);
     const discover = a.discover.result as { supportedVersions?: string[]; instructions?: string } | undefined;
     assert.deepEqual(discover?.supportedVersions, ['2026-07-28']);
-    assert.match(discover!.instructions!, /Tinker-Atropos/);
+    assert.match(discover!.instructions!, /^Reinforcement-learning training of language models on Tinker/);
     assert.deepEqual(a.early.result, a.late.result, "the early tool list is the SDK's");
     assert.equal((a.early.result as { resultType?: string }).resultType, 'complete');
     assert.equal(a.confirmed, 2, 'the server checked both early answers');

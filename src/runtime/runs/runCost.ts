@@ -54,7 +54,7 @@ export function planFor(settings: Settings, estimate: RunEstimate): CostPlan {
 
 function spendOfRecord(record: RunRecord): ReturnType<typeof spendOf> {
   const o = record.observed;
-  return record.cost && spendOf(record.cost, { steps: o?.steps_completed ?? 0, sequences: o?.sequences_trained, batches: o?.batch_tokens, total_steps: o?.total_steps });
+  return record.cost && spendOf(record.cost, { steps: o?.steps_completed ?? 0, sequences: o?.sequences_trained, batches: o?.batch_tokens, total_steps: o?.total_steps, logged: o?.logged_tokens });
 }
 
 /** The `cost` of a status answer and of rl_get_results. */

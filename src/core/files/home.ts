@@ -9,7 +9,7 @@
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/,
- *                   wandb-history.json
+ *                   wandb-history.json, slurm/ (a Slurm run's job script and the files its steps start by)
  *     inference_tests/<test_id>/result.json, <model files>
  *     evaluations/<eval_id>/result.json, <model files> (samples, logs, the environment's metrics)
  */
@@ -38,6 +38,8 @@ export const RUN_FILES = {
   checkpoints: 'checkpoints',
   /** The W&B history rl_get_results sampled, when its answer holds fewer rows. */
   history: 'wandb-history.json',
+  /** A Slurm run's job script, its output, and the files the server and the script start and follow its steps by. */
+  slurm: 'slurm',
 } as const;
 
 /** The batch the trainer took last, rewritten in its working directory at every step (tinker-atropos). */

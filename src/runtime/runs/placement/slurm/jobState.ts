@@ -64,9 +64,10 @@ export function queuedReason(jobId: string, view: JobView): string {
 /**
  * The run's outcome when Slurm ended its job while its processes ran: a cancel from outside the
  * server is a stop; a time limit, a node failure, a preemption or anything else is a failure. A
- * job that completed (its script's own end) is no verdict: its processes' exits speak.
+ * job that completed (its script's own end), or has not ended, is no verdict: its processes' exits speak.
  */
 export function jobEnd(jobId: string, view: JobView): PlacementEnd | undefined {
+  if (view.phase !== 'ended') return undefined;
   const name = view.state.split(' ')[0]!;
   const said = `${view.state}${view.reason !== 'None' ? `, ${view.reason}` : ''}`;
   switch (name) {

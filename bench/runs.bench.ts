@@ -38,7 +38,7 @@ export default async function runsBench(): Promise<BenchFigure[]> {
       RL_MCP_CONFIG: configFile,
       RL_API_PORT: String(await freePort()),
       RL_INFERENCE_PORT: String(await freePort()),
-      TINKER_API_KEY: 'tk-bench-runs',
+      TINKER_API_KEY: 'tml-bench-runs',
       LOG_LEVEL: 'warn',
     }),
   );

@@ -9,6 +9,10 @@ before the script runs moves the server to PORT on HOST (127.0.0.1 unless given:
 node is probed from the server's host, so it listens on 0.0.0.0) without changing the checkout. The
 script then runs as `python launch_training.py` would run it: its own folder first on sys.path,
 argv as given, `__main__` as its name. The "port 8001" line it prints stays; the port is PORT.
+
+The same replacement turns uvicorn's access log off: it writes one line per request into the
+trainer log, and every sampling call of the environment is a POST /generate (thousands a
+minute), which would bury the trainer's own lines.
 """
 import os
 import runpy
@@ -26,7 +30,8 @@ def move_server(port, host):
     def run(app, *args, **kwargs):
         kwargs["host"] = host
         kwargs["port"] = port
-        print(f"run_trainer: inference server on {host}:{port}", flush=True)
+        kwargs["access_log"] = False
+        print(f"run_trainer: inference server on {host}:{port}, access log off", flush=True)
         return original(app, *args, **kwargs)
 
     uvicorn.run = run

@@ -24,19 +24,16 @@ test('a smoke test measures tokens per rollout; rl_estimate_cost gives the hand-
   const smoke = await h.call('rl_test_inference', { base_url: endpoint.baseUrl, models: ['qwen/qwen3-8b'], num_steps: 2, group_size: 4, wait_seconds: 280 });
   assert.equal(smoke.isError, false, JSON.stringify(smoke.json));
   const model = smoke.json.models_tested[0];
-  // Counted by hand from the JSONL the environment wrote: prompt = tokens masked -100.
-  const prompts: number[] = [];
-  const completions: number[] = [];
-  for (const line of readFileSync(model.output_file, 'utf8').split('\n').filter(Boolean)) {
-    const group = JSON.parse(line) as { tokens: number[][]; masks: number[][] };
-    group.tokens.forEach((tokens, i) => {
-      const prompt = group.masks[i]!.filter((m) => m === -100).length;
-      prompts.push(prompt);
-      completions.push(tokens.length - prompt);
-    });
-  }
+  // The JSONL holds atroposlib's placeholders (an OpenAI endpoint gives no token ids): counted by
+  // hand from what the endpoint answered instead, per rollout its request's prompt and its share of
+  // the request's completion tokens.
+  const placeholders = readFileSync(model.output_file, 'utf8').split('\n').filter(Boolean).flatMap((line) => (JSON.parse(line) as { tokens: number[][] }).tokens);
+  assert.ok(placeholders.every((t) => t.length === 128 && t.every((id, i) => id === i)));
+  const answered = endpoint.requestsFor('qwen/qwen3-8b');
+  const prompts = answered.flatMap((r) => Array<number>(r.n).fill(r.usage!.prompt_tokens));
+  const completions = [answered.reduce((n, r) => n + r.usage!.completion_tokens, 0) / prompts.length];
   const mean = (v: number[]): number => Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10;
-  assert.equal(model.rollout_tokens.source, 'tokens/masks');
+  assert.equal(model.rollout_tokens.source, 'endpoint usage');
   assert.equal(model.rollout_tokens.rollouts, 8);
   assert.deepEqual([model.rollout_tokens.prompt_tokens.mean, model.rollout_tokens.completion_tokens.mean], [mean(prompts), mean(completions)]);
 
@@ -48,7 +45,7 @@ test('a smoke test measures tokens per rollout; rl_estimate_cost gives the hand-
   assert.equal(estimate.estimate, true);
   assert.equal(estimate.model, 'Qwen/Qwen3-8B');
   assert.ok(Math.abs(estimate.total_usd.expected.usd - perStep * 2500) < 0.001, `${estimate.total_usd.expected.usd} vs ${perStep * 2500}`);
-  assert.match(estimate.total_usd.expected.basis, new RegExp(`^estimate: 2500 steps .* from inference test ${smoke.json.test_id} .*8 rollouts of qwen/qwen3-8b, counted by tokens/masks`));
+  assert.match(estimate.total_usd.expected.basis, new RegExp(`^estimate: 2500 steps .* from inference test ${smoke.json.test_id} .*8 rollouts of qwen/qwen3-8b, counted by endpoint usage`));
   assert.ok(estimate.total_usd.low.usd <= estimate.total_usd.expected.usd && estimate.total_usd.expected.usd < estimate.total_usd.high.usd);
   const config = (await h.call('rl_get_current_config')).json;
   assert.deepEqual(config.cost_estimate.total_usd, estimate.total_usd, 'rl_get_current_config carries the same estimate');

@@ -20,7 +20,7 @@ import { makeFakeInstall, type FakeInstall } from './fakeInstall.js';
 import { freePort } from './tmp.js';
 
 /** Long and random: finding it anywhere is no accident. */
-export const TINKER_KEY = `tk-test-${randomBytes(20).toString('hex')}`;
+export const TINKER_KEY = `tml-test-${randomBytes(20).toString('hex')}`;
 export const WANDB_KEY = `wandb-test-${randomBytes(20).toString('hex')}`;
 
 /**

@@ -23,6 +23,8 @@ export interface CreationContext {
   store: RunStore;
   /** The active runs of every placement, read fresh. */
   activeRuns(): RunRecord[];
+  /** Ended runs whose leftovers still live (they may hold ports while they stop). */
+  endingRuns(): RunRecord[];
 }
 
 export interface RunToCreate {
@@ -78,7 +80,7 @@ export async function createRun(ctx: CreationContext, run: RunToCreate): Promise
   try {
     const active = ctx.activeRuns();
     refuseAtLimit(activeOf(active, placement), placement.limit(settings));
-    const plan = await framework.plan({ ...request, active });
+    const plan = await framework.plan({ ...request, active, neighbours: [...active, ...ctx.endingRuns()] });
     refuseOverBudget(settings, plan.estimate, active);
     const record = { ...newRecord(ctx.store, run, plan), cost: planFor(settings, plan.estimate) };
     const placed = placement.prepare(record, run.resources);

@@ -82,7 +82,7 @@ export class RunManager {
     const preflight = await framework.preflight(request);
     const run = { framework, placement: where, request: { ...request, preflight }, resources: options.resources ?? {}, dryRun: options.dryRun === true };
     const created = this.creating.then(async () => {
-      const { lock, ...started } = await createRun({ core: this.core, store: this.store, activeRuns: () => this.activeRuns() }, run);
+      const { lock, ...started } = await createRun({ core: this.core, store: this.store, activeRuns: () => this.activeRuns(), endingRuns: () => this.endingRuns() }, run);
       if (lock !== undefined) this.supervise(started.record, lock).begin();
       return started;
     });
@@ -230,6 +230,15 @@ export class RunManager {
       if (!isActive(run.status)) return [];
       const entry = this.store.read(run.run_id);
       return entry !== undefined && !isDamaged(entry) && isActive(entry.status) ? [entry] : [];
+    });
+  }
+
+  /** Ended runs whose record still calls a process running that lives: their leftovers are being stopped. */
+  private endingRuns(): RunRecord[] {
+    return this.index.runs().flatMap((run) => {
+      if (isActive(run.status) || !anyAlive(run)) return [];
+      const entry = this.store.read(run.run_id);
+      return entry !== undefined && !isDamaged(entry) ? [entry] : [];
     });
   }
 

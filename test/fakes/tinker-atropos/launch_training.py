@@ -10,7 +10,11 @@ exit codes, upstream quirks included:
 - a group without ``inference_logprobs`` (an environment that does not use managed_server) fails
   the step with "'NoneType' object is not subscriptable" (TA trainer.py:242);
 - a failing ``wandb.init`` prints "Error initializing wandb: ..." and then kills the trainer with an
-  AttributeError, assigning the read-only ``use_wandb`` (TA trainer.py:100-102).
+  AttributeError, assigning the read-only ``use_wandb`` (TA trainer.py:100-102);
+- a key that starts with neither ``tml-`` nor ``eyJ`` is refused when the Tinker client is made:
+  "Error during training: The api_key must start with the 'tml-' prefix", exit 1, after start-up;
+- groups whose scores are all equal are skipped ("Skipped N groups with zero advantages"); a batch
+  of nothing else trains nothing: "Got 0 Datum objects", "Loss: 0.0" (TA trainer.py:363, :405).
 Nothing talks to Tinker: weights paths are invented, losses are computed from the step number,
 rewards from the batch, and sampling answers with a fixed text.
 
@@ -203,8 +207,12 @@ class FakeTrainer:
         print(f"Creating ServiceClient for {self.config.base_model}...")
         if self.control.get("fail_at_start"):
             raise RuntimeError("simulated failure")
-        if not os.environ.get("TINKER_API_KEY"):
+        key = os.environ.get("TINKER_API_KEY")
+        if not key:
             raise RuntimeError("TINKER_API_KEY is not set")
+        if not key.startswith("tml-") and not key.startswith("eyJ"):
+            # As the Tinker SDK's ServiceClient(): its key check, after the run's processes started.
+            raise RuntimeError("The api_key must start with the 'tml-' prefix")
         print(f"Loaded tokenizer for {self.config.base_model}")
         print("Creating training client...")
         self.model_id = f"{uuid.uuid4()}:train:0"
@@ -288,7 +296,8 @@ class FakeTrainer:
         print(f"Got {datums} Datum objects")
         print("Running forward-backward pass...")
         print("Running optimizer step...")
-        loss = round(0.7 * 0.9 ** step, 6)
+        # A batch of equal-score groups trains nothing: upstream's loss is then 0.0.
+        loss = round(0.7 * 0.9 ** step, 6) if datums else 0.0
         print(f"Loss: {loss}")
         time.sleep(float(self.control.get("step_seconds", 0.05)))
         print("Saving checkpoint and updating sampling client...")

@@ -81,13 +81,14 @@ export function refuseHardCodedPort(environmentFile: string, active: readonly Ru
   );
 }
 
-export async function planAtropos(request: StartRequest & { active: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan> {
-  const { settings, selection, runId, runDir, active } = request;
+export async function planAtropos(request: StartRequest & { active: readonly RunRecord[]; neighbours: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan> {
+  const { settings, selection, runId, runDir, active, neighbours } = request;
   const { bindHost } = request.placement;
   const { runApi, launchTraining } = request.preflight.executables;
   refuseHardCodedPort(selection.environment.file_path, active);
-  await refuseBusyPorts(settings, selection, active, request.placement.name);
-  const ports = await choosePorts(settings, active);
+  // A run that ended a moment ago may still hold the configured ports while its leftovers stop.
+  await refuseBusyPorts(settings, selection, neighbours, request.placement.name);
+  const ports = await choosePorts(settings, neighbours);
   const { config, names } = buildRunConfig(settings, selection, runId, { ports, checkpointDir: checkpointDir(settings, runDir, runId) });
   const configPath = join(runDir, RUN_FILES.config);
   const trainerDir = join(runDir, RUN_FILES.trainerDir);

@@ -431,4 +431,22 @@ describe('change watcher without fs.watch', () => {
     assert.equal(changes, 1, 'no change reported after stop');
     watcher.close();
   });
+
+  it('a change made the moment a settled watch is answered is reported (a subscriber appends right after its answer)', async () => {
+    const dir = tempDir('rlmcp-watch-');
+    const file = join(dir, 'trainer.log');
+    writeFileSync(file, '');
+    const watcher = new ChangeWatcher(pino({ level: 'silent' }), { useFsWatch: false, throttleMs: 100 });
+    let changes = 0;
+    // The signature takes a while, as a stat does on a loaded machine: a baseline taken after the append would hide it.
+    const signature = async (): Promise<string> => {
+      await new Promise((r) => setTimeout(r, 50));
+      return String(readFileSync(file).length);
+    };
+    const stop = await watcher.watchSettled({ dir, file: 'trainer.log', signature, onChange: () => changes++ });
+    appendFileSync(file, 'Step 1\n');
+    await waitFor(() => changes === 1, 'the change made right after the answer');
+    stop();
+    watcher.close();
+  });
 });

@@ -89,6 +89,7 @@ test('a run starts API -> trainer -> env each in its own group, runs, completes,
   assert.deepEqual(listed, {
     run_id: id,
     environment: 'gsm8k',
+    framework: 'atropos',
     status: 'completed',
     wandb_run_name: `gsm8k-${id}`,
     started_at: final.started_at,

@@ -48,7 +48,11 @@ export class Subscriptions {
         if (this.active.get(url.href) === entry) this.active.delete(url.href);
         throw err;
       }
-      if (this.active.get(url.href) === entry) entry.stop = this.watcher.watch({ ...target, onChange: () => this.notify(uri) });
+      if (this.active.get(url.href) !== entry) return;
+      const stop = await this.watcher.watchSettled({ ...target, onChange: () => this.notify(uri) });
+      // An unsubscribe (or close) may have come while the baseline was taken.
+      if (this.active.get(url.href) === entry) entry.stop = stop;
+      else stop();
       return;
     }
     throw new NotFoundError(`No resource matches ${url.href}: resources/templates/list shows the rl:// URI forms this server serves.`);

@@ -102,6 +102,11 @@ class ThrottledCheck {
     this.running = this.check(false);
   }
 
+  /** Resolves once the baseline is taken: a change after that is reported. */
+  get settled(): Promise<void> {
+    return this.running;
+  }
+
   poke(): void {
     if (this.timer || this.closed) return;
     const wait = Math.max(0, this.lastCheckAt + this.throttleMs - Date.now());
@@ -152,7 +157,21 @@ export class ChangeWatcher {
 
   /** Starts watching; the returned function stops (idempotent). */
   watch(spec: WatchSpec): () => void {
-    if (this.closed) return () => undefined;
+    return this.start(spec).stop;
+  }
+
+  /**
+   * As watch(), once the baseline is taken. A subscriber is answered only then: a change it makes
+   * right after its answer would otherwise be part of the baseline and never reported.
+   */
+  async watchSettled(spec: WatchSpec): Promise<() => void> {
+    const { stop, settled } = this.start(spec);
+    await settled;
+    return stop;
+  }
+
+  private start(spec: WatchSpec): { stop: () => void; settled: Promise<void> } {
+    if (this.closed) return { stop: () => undefined, settled: Promise.resolve() };
     const check = new ThrottledCheck(spec, this.options.throttleMs, this.logger);
     const listener: Listener = (filename) => {
       if (spec.file === undefined || filename === null || filename === spec.file) check.poke();
@@ -172,7 +191,7 @@ export class ChangeWatcher {
       this.directories.delete(spec.dir);
     };
     this.stops.add(stop);
-    return stop;
+    return { stop, settled: check.settled };
   }
 
   /** Number of directories being watched (fs.watch handles or poll timers). */

@@ -102,8 +102,8 @@ for c in spec["checkpoints"]:
 print(json.dumps({"session_id": client.model_id.split(":train:")[0], "training_run_id": client.model_id, "paths": paths}))
 `;
 
-export function makeFakeTinker(): FakeTinker {
-  const dir = tempDir('rlmcp-tinker-');
+/** `dir`: the state directory (default a fresh one, removed when the test file ends). */
+export function makeFakeTinker(dir = tempDir('rlmcp-tinker-')): FakeTinker {
   const file = (name: string) => join(dir, name);
   const readJson = (name: string, fallback: any) => {
     try {

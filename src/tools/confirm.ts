@@ -13,8 +13,18 @@ export type Confirmation = 'accept' | 'decline' | 'cancel' | 'unsupported';
 /** How long the user has to answer: a person reads the figures. */
 const ANSWER_TIMEOUT_MS = 10 * 60_000;
 
-export function confirmer(server: Server, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): (message: string) => Promise<Confirmation> {
-  return async (message) => {
+/** The one yes/no field of the form: its name in the answer, and what the user sees. */
+export interface ConfirmField {
+  name: string;
+  title: string;
+  description: string;
+}
+
+/** What rl_start_training asks (`start`). */
+export const START_FIELD: ConfirmField = { name: 'start', title: 'Start this run', description: 'Yes starts the run and its spending; no starts nothing' };
+
+export function confirmer(server: Server, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): (message: string, field?: ConfirmField) => Promise<Confirmation> {
+  return async (message, field = START_FIELD) => {
     // An empty `elicitation: {}` is read as form support by the SDK.
     if (!server.getClientCapabilities()?.elicitation?.form) return 'unsupported';
     try {
@@ -24,14 +34,14 @@ export function confirmer(server: Server, extra: RequestHandlerExtra<ServerReque
           message,
           requestedSchema: {
             type: 'object',
-            properties: { start: { type: 'boolean', title: 'Start this run', description: 'Yes starts the run and its spending; no starts nothing', default: false } },
-            required: ['start'],
+            properties: { [field.name]: { type: 'boolean', title: field.title, description: field.description, default: false } },
+            required: [field.name],
           },
         },
         { signal: extra.signal, relatedRequestId: extra.requestId, timeout: ANSWER_TIMEOUT_MS },
       );
       if (result.action !== 'accept') return result.action;
-      return result.content?.start === true ? 'accept' : 'decline';
+      return result.content?.[field.name] === true ? 'accept' : 'decline';
     } catch {
       // No answer (timeout, cancelled call, a client error): nothing is started.
       return 'cancel';

@@ -10,7 +10,7 @@ import { UserError } from '../core/errors.js';
 import { serverLogPath } from '../core/files/home.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { type Confirmation, confirmer } from './confirm.js';
+import { type Confirmation, type ConfirmField, confirmer } from './confirm.js';
 import type { ToolUi } from '../server/apps.js';
 
 export interface ToolAnnotations {
@@ -26,8 +26,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends notifications/progress when the client sent a progress token; otherwise does nothing. */
   progress(progress: number, total?: number, message?: string): Promise<void>;
-  /** Asks the user a yes/no question (form elicitation); `unsupported` when the client cannot be asked. */
-  confirm(message: string): Promise<Confirmation>;
+  /** Asks the user a yes/no question (form elicitation, one boolean `field`, by default rl_start_training's); `unsupported` when the client cannot be asked. */
+  confirm(message: string, field?: ConfirmField): Promise<Confirmation>;
 }
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {

@@ -27,6 +27,8 @@ import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
 import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
 import { estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
+import type { TinkerApi } from '../tinker/helper.js';
+import { RunUsage } from './usage.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -50,9 +52,15 @@ export class RunManager {
   /** The runs root's mtime at the last scan: a run created by another server changes it. */
   private scannedRootMtime = -1;
   private closed = false;
+  /** What Tinker says each run used (billed dollars, storage), cached in run.json. */
+  readonly usage: RunUsage;
 
-  constructor(private readonly core: CoreServices) {
+  constructor(
+    private readonly core: CoreServices,
+    tinker: TinkerApi,
+  ) {
     this.store = new RunStore(core.settings.home);
+    this.usage = new RunUsage(core, tinker, this.store);
     this.index = new RunIndex(this.store, runIndexPath(core.settings.home), this.healthPolicy, core.logger);
     this.reconcile();
   }
@@ -277,6 +285,7 @@ export class RunManager {
         childEnvs: frameworkOf(record).childEnvironments(this.core.settings, record),
         onReleased: (runId) => this.supervisors.delete(runId),
         othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),
+        usage: this.usage,
       },
       record,
     );

@@ -9,6 +9,7 @@ import type { DiscoveryReport } from '../environments/report.js';
 import type { TinkerFacts } from '../environments/tinkerReadiness.js';
 import type { WandbAccess } from '../wandb/reader.js';
 import type { InterpreterProbe } from './installation.js';
+import type { LiveModels } from '../tinker/models.js';
 
 /** A requirement met (what was found), or not: `message` is the whole sentence with the fix. */
 export type Outcome = { ok: true; detail: string } | { ok: false; detail: string; message: string; hints: Record<string, unknown> };
@@ -25,6 +26,10 @@ export interface StartContext {
   signal?: AbortSignal;
   /** RL_PYTHON's version and imports: one interpreter launch, shared by the checks that need it. */
   interpreter(): Promise<InterpreterProbe>;
+  /** The base model the run trains (the locked one when not given). */
+  model?: string;
+  /** The base models Tinker serves now (cached an hour), or why they could not be had. */
+  liveModels(): Promise<LiveModels>;
   /** Ids of the runs active on this host, named in a busy port's detail (the doctor's). */
   activeRuns?(): string[];
   /** Other runs are active: a new run gets free ports of its own, the configured ones do not apply. */

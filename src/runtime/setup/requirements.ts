@@ -14,6 +14,10 @@ import { probeInterpreter } from './installation.js';
 import { PRICE_TABLE } from './costRequirements.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
 import { type TinkerFacts } from '../environments/tinkerReadiness.js';
+import { BASE_MODEL } from './modelRequirements.js';
+import { liveModels } from '../tinker/models.js';
+import { SecretRedactor } from '../../core/redact.js';
+import { secretValues } from '../../core/settings.js';
 
 /**
  * In the order a start checks them: what the server's environment lacks, then the install (the
@@ -29,6 +33,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
   PYTHON,
   ATROPOSLIB,
   TINKER,
+  BASE_MODEL,
   TINKER_READY,
   ENVIRONMENT_IMPORT,
   ENVIRONMENTS,
@@ -49,6 +54,8 @@ export interface SelectedForChecks {
   file: string;
   values: Record<string, JsonValue>;
   tinker?: TinkerFacts;
+  /** The base model a run of it trains, when it is not the locked one. */
+  model?: string;
 }
 
 /** What a start's checks read. */
@@ -60,6 +67,8 @@ export function startContext(settings: Settings, selected: SelectedForChecks | u
     ...(selected?.tinker !== undefined ? { tinker: selected.tinker } : {}),
     signal,
     interpreter: once(() => probeInterpreter(settings, signal, selected?.file)),
+    ...(selected?.model !== undefined ? { model: selected.model } : {}),
+    liveModels: once(() => liveModels({ settings, redactor: new SecretRedactor(secretValues(settings)) }, signal)),
   };
 }
 

@@ -44,10 +44,10 @@ export interface Installation {
  * Every refusal of a start after its selection: a config that would stall, then the start's
  * requirements (setup/requirements.ts), the ones the doctor reports too.
  */
-/** `othersActive`: other runs are active, so this one gets ports of its own instead of the configured ones. */
-export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, othersActive: boolean, signal?: AbortSignal): Promise<Installation> {
+/** `othersActive`: other runs are active, so this one gets ports of its own instead of the configured ones; `model`: the base model it trains. */
+export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, model: string, othersActive: boolean, signal?: AbortSignal): Promise<Installation> {
   refuseStallingConfig(env);
-  const ctx = startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker }, signal);
+  const ctx = startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker, model }, signal);
   await refuseUnmetRequirements({ ...ctx, othersActive });
   signal?.throwIfAborted();
   // Both were found a moment ago by the launch_training.py and run-api requirements.

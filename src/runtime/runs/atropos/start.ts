@@ -57,7 +57,8 @@ export function estimateAtropos(settings: Settings, selection: RunSelection): Ru
 
 export async function preflightAtropos(request: StartRequest & { othersActive: boolean }): Promise<Preflight> {
   const { settings, selection, runId, runDir, othersActive, signal } = request;
-  const install = await preflight(settings, selection, provisionalConfig(settings, selection, runId, runDir).env, othersActive, signal);
+  const config = provisionalConfig(settings, selection, runId, runDir);
+  const install = await preflight(settings, selection, config.env, trainedModel(config), othersActive, signal);
   return { executables: { runApi: install.runApi, launchTraining: install.launchTraining } };
 }
 

@@ -8,6 +8,7 @@ import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
 import type { EnvLogSignals } from '../atropos/logSignals.js';
 import type { CostPlan } from '../../cost/spend.js';
 import type { BatchTokens } from '../atropos/batchTokens.js';
+import type { RunTinkerUsage } from '../../tinker/usage.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
 export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
@@ -103,6 +104,8 @@ export interface RunRecord {
   observed?: RunObservations;
   /** The cost estimate at start (an estimate: its figures say from what); spend is counted from it. */
   cost?: CostPlan;
+  /** What Tinker itself said of the run: billed usage and checkpoint storage (runs/usage.ts), asked at most every RL_BILLING_REFRESH_SECONDS. */
+  tinker?: RunTinkerUsage;
   /** Status rate limit: when the last full rl_check_status answer was given. */
   last_full_check_at?: string;
 }

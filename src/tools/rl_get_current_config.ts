@@ -1,7 +1,7 @@
 /** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
 import { z } from 'zod';
 import { costEstimate } from '../runtime/wiring/costs.js';
-import { liveModels, servedText } from '../runtime/tinker/models.js';
+import { lastKnownModels, servedText } from '../runtime/tinker/models.js';
 import { estimateSchema } from './costSchemas.js';
 import { previewJson, type JsonValue } from '../core/json.js';
 import { defineTool } from './define.js';
@@ -36,11 +36,10 @@ export const rlGetCurrentConfig = defineTool({
     cost_estimate: estimateSchema.describe('What a run of this config would cost (as rl_estimate_cost answers)'),
     base_model: z
       .object({ name: z.string(), live: z.boolean().nullable().describe('false: Tinker no longer serves it (a start is refused); null: not checked, note says why'), note: z.string() })
-      .describe("The base model a run trains, checked against the models Tinker serves now (its list cached an hour)"),
+      .describe('The base model a run trains, checked against the models Tinker served when rl_doctor or rl_start_training last asked (nothing is asked here)'),
     tip: z.string(),
   }),
-  // Open world: base_model asks Tinker which models it serves (cached an hour).
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(_args, { runtime, signal }) {
     const { selection } = runtime;
     const selected = await selection.verified(signal);
@@ -49,7 +48,7 @@ export const rlGetCurrentConfig = defineTool({
     // A long value (a dataset list) is shown by its start: every field stays in one short answer.
     const short = <T extends { default: JsonValue; current_value: JsonValue }>(f: T): T => ({ ...f, default: previewJson(f.default, SHOWN_VALUE_CHARS), current_value: previewJson(f.current_value, SHOWN_VALUE_CHARS) });
     const cost = costEstimate(runtime, selected);
-    const served = servedText(cost.model, await liveModels(runtime, signal));
+    const served = servedText(cost.model, lastKnownModels(runtime));
     return {
       environment: environment.name,
       selected_at: selectedAt,

@@ -29,14 +29,21 @@ const failed = new Map<string, { at: number; reason: string }>();
 /** Which service the list is of: a cache written for another one is not used. */
 const serviceOf = (core: Pick<CoreServices, 'settings'>): string => `${core.settings.tinkerSdk.baseUrl ?? 'default'} ${core.settings.tinkerSdk.projectId ?? ''}`.trim();
 
-function cached(path: string, service: string, nowMs: number): LiveModels | undefined {
+/** The list as last cached for this service, under `maxAgeMs` old. */
+function cached(path: string, service: string, nowMs: number, maxAgeMs: number): LiveModels | undefined {
   try {
     const entry = CACHE.parse(JSON.parse(readFileSync(path, 'utf8')));
-    if (entry.service === service && nowMs - Date.parse(entry.checked_at) < LIVE_MODELS_TTL_MS) return { ok: true, models: entry.models, checked_at: entry.checked_at };
+    if (entry.service === service && nowMs - Date.parse(entry.checked_at) < maxAgeMs) return { ok: true, models: entry.models, checked_at: entry.checked_at };
   } catch {
     // No cache, or a damaged one: ask again.
   }
   return undefined;
+}
+
+/** The list as the doctor or a start last had it, however old (checked_at says when); nothing is asked. */
+export function lastKnownModels(core: Pick<CoreServices, 'settings'>): LiveModels {
+  const known = cached(tinkerModelsCachePath(core.settings.home), serviceOf(core), Date.now(), Infinity);
+  return known ?? { ok: false, reason: "not checked yet: rl_doctor and rl_start_training ask Tinker for the base models it serves (kept an hour)" };
 }
 
 /** The live base models, from the cache when it is under an hour old, else from Tinker. */
@@ -44,7 +51,7 @@ export async function liveModels(core: Pick<CoreServices, 'settings' | 'redactor
   const path = tinkerModelsCachePath(core.settings.home);
   const service = serviceOf(core);
   const now = Date.now();
-  const hit = cached(path, service, now);
+  const hit = cached(path, service, now, LIVE_MODELS_TTL_MS);
   if (hit) return hit;
   const key = `${core.settings.home}\0${service}`;
   const recent = failed.get(key);

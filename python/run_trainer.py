@@ -8,6 +8,10 @@ Every variant goes through `uvicorn.run`, looked up when the server thread start
 before the script runs moves the server to PORT on 127.0.0.1 without changing the checkout. The
 script then runs as `python launch_training.py` would run it: its own folder first on sys.path,
 argv as given, `__main__` as its name. The "port 8001" line it prints stays; the port is PORT.
+
+The same replacement turns uvicorn's access log off: it writes one line per request into the
+trainer log, and every sampling call of the environment is a POST /generate (thousands a
+minute), which would bury the trainer's own lines.
 """
 import os
 import runpy
@@ -25,7 +29,8 @@ def move_server(port):
     def run(app, *args, **kwargs):
         kwargs["host"] = "127.0.0.1"
         kwargs["port"] = port
-        print(f"run_trainer: inference server on 127.0.0.1:{port}", flush=True)
+        kwargs["access_log"] = False
+        print(f"run_trainer: inference server on 127.0.0.1:{port}, access log off", flush=True)
         return original(app, *args, **kwargs)
 
     uvicorn.run = run

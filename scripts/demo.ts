@@ -34,7 +34,7 @@ type Call = (name: string, args?: Record<string, unknown>) => Promise<{ isError:
 
 /** The key of the local endpoint standing in for OpenRouter. */
 const ENDPOINT_KEY = 'sk-or-demo-not-a-real-key';
-const TINKER_KEY = 'tk-demo-not-a-real-key';
+const TINKER_KEY = 'tml-demo-not-a-real-key';
 
 /** rl_test_inference against the local endpoint: a few real rollouts before paying for training. */
 async function smokeTest(call: Call, baseUrl: string): Promise<void> {

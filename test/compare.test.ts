@@ -5,7 +5,7 @@
  * configs differ everywhere.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
@@ -155,8 +155,28 @@ test('unknown, repeated and damaged runs; ten runs differing everywhere stay bou
   assert.deepEqual(damaged.json.differing_config, {});
   assert.equal(damaged.json.best, null);
 
-  // Nine more runs whose every env field differs, each value long, each with W&B history.
   const config = parse(readFileSync(first.config_path, 'utf8'));
+  // A run started beside the first: the server gave it other ports, URLs, directories and names.
+  // Those are the run's own, shown per run, never a difference of config.
+  const beside = copyRun(h, first, 'a5519ed0', 1, {
+    ...config,
+    env: { ...config.env, rollout_server_url: 'http://127.0.0.1:23456', wandb_name: 'gsm8k-a5519ed0' },
+    openai: config.openai.map((e: object) => ({ ...e, base_url: 'http://127.0.0.1:23457/v1' })),
+    tinker: { ...config.tinker, checkpoint_dir: join(h.home, 'runs', 'a5519ed0', 'checkpoints'), wandb_group: 'a5519ed0', wandb_run_name: 'gsm8k-a5519ed0' },
+  });
+  const sideBySide = await h.call('rl_compare_runs', { run_ids: [first.run_id, beside.run_id] });
+  assert.equal(sideBySide.isError, false, JSON.stringify(sideBySide.json));
+  assert.deepEqual([sideBySide.json.differing_config, sideBySide.json.differing_fields], [{}, 0]);
+  const [own, besides] = sideBySide.json.runs;
+  assert.deepEqual(own.assigned, {
+    rollout_server_url: config.env.rollout_server_url,
+    base_urls: config.openai.map((e: { base_url: string }) => e.base_url),
+    checkpoint_dir: config.tinker.checkpoint_dir,
+  });
+  assert.deepEqual(besides.assigned, { rollout_server_url: 'http://127.0.0.1:23456', base_urls: config.openai.map(() => 'http://127.0.0.1:23457/v1'), checkpoint_dir: join(h.home, 'runs', 'a5519ed0', 'checkpoints') });
+  rmSync(join(h.home, 'runs', 'a5519ed0'), { recursive: true });
+
+  // Nine more runs whose every env field differs, each value long, each with W&B history.
   const runs = [first];
   for (let i = 1; i < 10; i++) {
     const env = Object.fromEntries(Array.from({ length: 60 }, (_, f) => [`field_${f}`, `${i}-${'x'.repeat(500)}`]));

@@ -11,7 +11,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { saveMeasuredRollouts } from '../src/runtime/cost/lengthStore.js';
 import { connectInMemory } from './helpers/client.js';
 import { KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
-import { leftovers, record, runServer, waitForRun, type RunServer } from './helpers/runs.js';
+import { isAlive, leftovers, record, runServer, waitForRun, type RunServer } from './helpers/runs.js';
 
 const TODAY = new Date().toISOString().slice(0, 10);
 
@@ -24,19 +24,16 @@ test('a smoke test measures tokens per rollout; rl_estimate_cost gives the hand-
   const smoke = await h.call('rl_test_inference', { base_url: endpoint.baseUrl, models: ['qwen/qwen3-8b'], num_steps: 2, group_size: 4, wait_seconds: 280 });
   assert.equal(smoke.isError, false, JSON.stringify(smoke.json));
   const model = smoke.json.models_tested[0];
-  // Counted by hand from the JSONL the environment wrote: prompt = tokens masked -100.
-  const prompts: number[] = [];
-  const completions: number[] = [];
-  for (const line of readFileSync(model.output_file, 'utf8').split('\n').filter(Boolean)) {
-    const group = JSON.parse(line) as { tokens: number[][]; masks: number[][] };
-    group.tokens.forEach((tokens, i) => {
-      const prompt = group.masks[i]!.filter((m) => m === -100).length;
-      prompts.push(prompt);
-      completions.push(tokens.length - prompt);
-    });
-  }
+  // The JSONL holds atroposlib's placeholders (an OpenAI endpoint gives no token ids): counted by
+  // hand from what the endpoint answered instead, per rollout its request's prompt and its share of
+  // the request's completion tokens.
+  const placeholders = readFileSync(model.output_file, 'utf8').split('\n').filter(Boolean).flatMap((line) => (JSON.parse(line) as { tokens: number[][] }).tokens);
+  assert.ok(placeholders.every((t) => t.length === 128 && t.every((id, i) => id === i)));
+  const answered = endpoint.requestsFor('qwen/qwen3-8b');
+  const prompts = answered.flatMap((r) => Array<number>(r.n).fill(r.usage!.prompt_tokens));
+  const completions = [answered.reduce((n, r) => n + r.usage!.completion_tokens, 0) / prompts.length];
   const mean = (v: number[]): number => Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10;
-  assert.equal(model.rollout_tokens.source, 'tokens/masks');
+  assert.equal(model.rollout_tokens.source, 'endpoint usage');
   assert.equal(model.rollout_tokens.rollouts, 8);
   assert.deepEqual([model.rollout_tokens.prompt_tokens.mean, model.rollout_tokens.completion_tokens.mean], [mean(prompts), mean(completions)]);
 
@@ -48,7 +45,7 @@ test('a smoke test measures tokens per rollout; rl_estimate_cost gives the hand-
   assert.equal(estimate.estimate, true);
   assert.equal(estimate.model, 'Qwen/Qwen3-8B');
   assert.ok(Math.abs(estimate.total_usd.expected.usd - perStep * 2500) < 0.001, `${estimate.total_usd.expected.usd} vs ${perStep * 2500}`);
-  assert.match(estimate.total_usd.expected.basis, new RegExp(`^estimate: 2500 steps .* from inference test ${smoke.json.test_id} .*8 rollouts of qwen/qwen3-8b, counted by tokens/masks`));
+  assert.match(estimate.total_usd.expected.basis, new RegExp(`^estimate: 2500 steps .* from inference test ${smoke.json.test_id} .*8 rollouts of qwen/qwen3-8b, counted by endpoint usage`));
   assert.ok(estimate.total_usd.low.usd <= estimate.total_usd.expected.usd && estimate.total_usd.expected.usd < estimate.total_usd.high.usd);
   const config = (await h.call('rl_get_current_config')).json;
   assert.deepEqual(config.cost_estimate.total_usd, estimate.total_usd, 'rl_get_current_config carries the same estimate');
@@ -94,6 +91,28 @@ test('a run whose rollouts are longer than its smoke test said is stopped at its
   const listed = (await h.call('rl_list_runs')).json.runs[0];
   assert.equal(listed.cost.spent_usd, status.cost.spent_usd);
   assert.match(listed.cost.basis, /^estimate/);
+});
+
+test('a budget stop reads stopping while a trainer that ignores SIGTERM lives, and the final spend counts the steps it finished meanwhile', async (t) => {
+  const h = await underestimatedRuns(t, { RL_MAX_RUN_COST_USD: '0.2', RL_STOP_GRACE_SECONDS: '3' });
+  h.install.trainerControl({ step_seconds: 0.4, ignore_sigterm: true, chat_answer: `${'Let me think. '.repeat(80)}#### 42` });
+  const started = await h.call('rl_start_training');
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  const id = started.json.run_id as string;
+
+  const decided = await waitForRun(h, id, 'the budget reached', (r) => r.error?.startsWith('budget reached') === true, 120);
+  assert.equal(decided.status, 'stopping', 'the outcome is decided, but its processes still live');
+  assert.equal(decided.ended_at, undefined);
+  assert.ok(isAlive(decided.processes.trainer.pid!), 'the trainer ignores SIGTERM for the grace');
+  assert.equal((await h.call('rl_check_status', { run_id: id })).json.health.verdict, 'stopping');
+
+  const stopped = await waitForRun(h, id, 'stopped', (r) => r.status === 'stopped', 60);
+  assert.ok(Object.values(stopped.processes).every((p) => p.state !== 'running'));
+  const logged = readFileSync(stopped.logs.trainer, 'utf8').match(/^Step \d+ complete/gm)?.length ?? 0;
+  assert.equal(stopped.observed!.steps_completed, logged, 'every step the trainer logged, the ones during the stop included');
+  const status = (await h.call('rl_check_status', { run_id: id })).json;
+  assert.match(status.cost.basis, new RegExp(`^estimate: ${logged} steps done`));
+  assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });
 
 test('two runs whose spend together reaches RL_MAX_TOTAL_COST_USD are both stopped with the reason, nothing left running', async (t) => {

@@ -147,7 +147,17 @@ test('the dashboard in Chromium: W&B curves, processes, health, themes; its poll
   assert.equal(await inView(a, `document.querySelectorAll('figure[data-metric="reward_mean"] tbody tr').length`), rewards.length, 'the same numbers as a table');
   assert.match((await text(a, 'figure[data-metric="reward_mean"] figcaption')) ?? '', /from W&B/);
   assert.equal(await inView(a, `document.querySelector('figure[data-metric="eval_percent_correct"] svg')`), null, 'no chart without data');
-  assert.match((await text(a, 'figure[data-metric="eval_percent_correct"] [data-empty]')) ?? '', /No W&B data yet/);
+  // The run ended: no data is all there will be, not "yet".
+  const empty = (await text(a, 'figure[data-metric="eval_percent_correct"] [data-empty]')) ?? '';
+  assert.match(empty, /^No W&B data for percent correct \(eval\)/);
+  assert.doesNotMatch(empty, /\byet\b/);
+  // The y axis' labels enclose the curve: the top one at or above its highest value, the bottom one at or below its lowest.
+  const labels = await inView<number[]>(a, `[...document.querySelectorAll('figure[data-metric="reward_mean"] svg text[text-anchor="end"]')].map((t) => Number(t.textContent))`);
+  assert.ok(Math.max(...labels) >= Math.max(...rewards) && Math.min(...labels) <= Math.min(...rewards), `y labels ${labels} for rewards ${rewards}`);
+  // Spend in words and dollars, no field name of the answer.
+  const spend = (await text(a, '[data-field="cost"]')) ?? '';
+  assert.match(spend, /^Spend \(estimate\): \$\d+\.\d\d/);
+  assert.doesNotMatch(spend, /_usd|remaining|basis:/, spend);
 
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.locator('#a').screenshot({ path: join(ARTIFACTS, 'dashboard.png') });

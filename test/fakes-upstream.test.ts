@@ -12,7 +12,7 @@ import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openaiServer.js';
 import { FakeWandb } from './fakes/wandbServer.js';
 import { makeFakeInstall, type FakeInstall, type TrainerControl } from './helpers/fakeInstall.js';
-import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerArgs, trainerDir, waitFor, type Proc } from './helpers/fakeProcesses.js';
+import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerArgs, trainerDir, upstreamTrainerArgs, waitFor, type Proc } from './helpers/fakeProcesses.js';
 import { makeFakeTinker } from './helpers/fakeTinker.js';
 import { freePort, TEST_ENVIRONMENTS_DIR, tempDir } from './helpers/tmp.js';
 
@@ -40,6 +40,9 @@ const stub: FakeOpenAI = await startFakeOpenAI({
     'single-config': { mode: 'right' },
     'one-entry-list': { mode: 'right' },
     baseline: { mode: 'right' },
+    'serve-dropped': { mode: 'right' },
+    'serve-same': { mode: 'right' },
+    'equal-groups': { mode: 'right' },
   },
   solve: gsm8kSolver(),
   sglangModel: 'half',
@@ -65,12 +68,16 @@ function openaiListYaml(model: string, entries: number): string {
   return path;
 }
 
-/** A trainer with its own config dir, started on the API at `api`. */
-async function startTrainer(api: string, o: { control?: TrainerControl; totalSteps?: number; useWandb?: boolean; env?: Record<string, string>; groupSize?: number; batchSize?: number } = {}) {
+/**
+ * A trainer with its own config dir, started on the API at `api` as upstream runs it (uvicorn's
+ * access log on); `wrapped`: through python/run_trainer.py, as the server starts it.
+ */
+async function startTrainer(api: string, o: { control?: TrainerControl; totalSteps?: number; useWandb?: boolean; env?: Record<string, string>; groupSize?: number; batchSize?: number; wrapped?: boolean } = {}) {
   const dir = trainerDir(o.control);
   const inferencePort = await freePort();
   writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api, inferencePort, useWandb: o.useWandb ?? false, totalSteps: o.totalSteps ?? 1, groupSize: o.groupSize, batchSize: o.batchSize }));
-  const proc = start(install.python, trainerArgs(install, 'config.yaml', inferencePort), { cwd: dir, env: { ...TRAINER_ENV, ...o.env } });
+  const args = (o.wrapped ? trainerArgs : upstreamTrainerArgs)(install, 'config.yaml', inferencePort);
+  const proc = start(install.python, args, { cwd: dir, env: { ...TRAINER_ENV, ...o.env } });
   return { proc, inference: `http://127.0.0.1:${inferencePort}` };
 }
 
@@ -345,4 +352,107 @@ test('GET /latest_example: the most recent scored group, the empty example befor
   await http('POST', `${url}/scored_data`, { tokens: [[2]], masks: [[2]], scores: [1] });
   const latest = (await http('GET', `${url}/latest_example`)).json;
   assert.deepEqual([latest.tokens, latest.scores], [[[2]], [1]]);
+});
+
+/** A `serve` config on the API at `api`: `entries` openai entries, each the stub serving `model`. */
+function serveYaml(api: string, model: string, entries: number, env: Record<string, unknown> = {}): string {
+  const path = join(tempDir(), 'serve.yaml');
+  const entry = { base_url: stub.baseUrl, api_key: STUB_KEY, model_name: model, server_type: 'openai', health_check: false };
+  const envConfig = { group_size: 2, batch_size: 4, total_steps: 20, tokenizer_name: 'Qwen/Qwen3-8B', use_wandb: false, wandb_name: 'gsm8k', rollout_server_url: api, ...env };
+  writeFileSync(path, stringify({ env: envConfig, openai: Array.from({ length: entries }, () => entry), slurm: false, testing: false }));
+  return path;
+}
+
+const PLACEHOLDER_TOKENS = [...Array(128).keys()];
+
+test('process against an OpenAI endpoint writes placeholders: tokens 0..127, masks [-100, 1..127], logprobs -0.5, and those tokens decoded as the only text of an environment that keeps no messages', async () => {
+  const out = join(tempDir(), 'groups.jsonl');
+  const result = await run(install.python, [testEnv('gsm8k_tinker_upstream'), 'process', '--env.total_steps', '1', '--env.group_size', '4', '--env.use_wandb', 'false',
+    '--env.data_path_to_save_groups', out, ...stubFlags('half')], { cwd: install.root, env: DUMMY_ALLOWED });
+  assert.equal(result.code, 0, result.stderr);
+  const text = readFileSync(out, 'utf8');
+  const group = JSON.parse(text);
+  assert.deepEqual(group.tokens, Array(4).fill(PLACEHOLDER_TOKENS));
+  assert.deepEqual(group.masks, Array(4).fill([-100, ...PLACEHOLDER_TOKENS.slice(1)]));
+  assert.deepEqual(group.inference_logprobs, Array(4).fill(Array(128).fill(-0.5)));
+  assert.deepEqual(group.messages, Array(4).fill([{ role: 'user', content: String.fromCodePoint(...PLACEHOLDER_TOKENS) }]), 'include_messages, forced by process, decodes the placeholders');
+  assert.deepEqual([...group.scores].sort(), [0, 0, 1, 1], 'the scores come from the real text');
+  assert.ok(stub.requestsFor('half').length > 0);
+  assert.doesNotMatch(text, /boxed|step by step/, 'the model\'s text is nowhere in the file');
+});
+
+test('serve configures no logging: no INFO line, warnings bare (no level prefix), and a group score() drops is not logged at all', async () => {
+  const { url } = await startApi(install);
+  const { proc: trainer } = await startTrainer(url, { totalSteps: 20 });
+  await registered(trainer);
+  // gsm8k_server returns None for equal scores; the bundled gsm8k keeps them, so atroposlib drops them when asked to.
+  const dropped = start(install.python, [testEnv('gsm8k_server'), 'serve', '--config', serveYaml(url, 'serve-dropped', 2)], { cwd: install.root, env: DUMMY_ALLOWED });
+  const same = start(install.python, [GSM8K, 'serve', '--config', serveYaml(url, 'serve-same', 1, { ensure_scores_are_not_same: true })], { cwd: install.root, env: DUMMY_ALLOWED });
+  await waitFor('three groups of each', () => stub.requestsFor('serve-dropped').length >= 3 && stub.requestsFor('serve-same').length >= 3);
+  await waitFor('the bare warning', () => count(same.err(), /^Scores are the same in a group, skipping\.\.\.$/) >= 3);
+  for (const proc of [dropped, same]) proc.child.kill('SIGKILL');
+  await Promise.all([dropped.exit, same.exit]);
+  for (const proc of [dropped, same]) {
+    const log = proc.out() + proc.err();
+    assert.doesNotMatch(log, /\bINFO\b|^(?:DEBUG|WARNING|ERROR):/m, 'no logging configured: no INFO line, no level prefix');
+    assert.doesNotMatch(log, /Failed to process group|No trajectories collected/, '"Failed to process group" is process only; score() returning None is said at DEBUG');
+  }
+  assert.doesNotMatch(dropped.err(), /Scores are the same/);
+  assert.equal((await http('GET', `${url}/status`)).json.queue_size, 0, 'nothing reached the API');
+  trainer.child.kill('SIGKILL');
+});
+
+test('gsm8k_tinker sends groups of equal scores (ensure_scores_are_not_same false): the trainer skips them, "Got 0 Datum objects", Loss 0.0', async () => {
+  const { url } = await startApi(install);
+  const { proc: trainer } = await startTrainer(url, { totalSteps: 1, groupSize: 2, batchSize: 4 });
+  await registered(trainer);
+  const env = start(install.python, [testEnv('gsm8k_tinker_upstream'), 'serve', '--config', serveYaml(url, 'equal-groups', 1)], { cwd: install.root, env: DUMMY_ALLOWED });
+  assert.equal((await trainer.exit).code, 0, trainer.out());
+  env.child.kill('SIGKILL');
+  assert.deepEqual((await http('GET', `${url}/latest_example`)).json.scores, [1, 1], 'an always-right model: a group of equal scores, sent');
+  assertInOrder(trainer.out(), ['Step 0/1', 'Fetching data from Atropos...', 'Skipped 2 groups with zero advantages', 'Got 0 Datum objects', 'Loss: 0.0', 'Reward/mean: 1.0000', 'Step 0 complete - Loss: 0.0', 'Training complete!']);
+});
+
+test('the API hands out whole groups summing exactly to batch_size: groups of 8 never fill a batch of 12, groups of 4 do', async () => {
+  const batchOf = async (groupSize: number): Promise<unknown> => {
+    const { url } = await startApi(install);
+    await http('POST', `${url}/register`, { wandb_group: 'g', wandb_project: 'p', batch_size: 12, max_token_len: 2048, checkpoint_dir: tempDir(), save_checkpoint_interval: 0, starting_step: 0, num_steps: 10 });
+    const group = { tokens: Array(groupSize).fill([1, 2]), masks: Array(groupSize).fill([-100, 2]), scores: Array.from({ length: groupSize }, (_, i) => i % 2) };
+    for (let i = 0; i < 24 / groupSize; i++) await http('POST', `${url}/scored_data`, group);
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push((await http('GET', `${url}/batch`)).json.batch);
+    return answers.map((batch) => (Array.isArray(batch) ? batch.map((g: { tokens: unknown[] }) => g.tokens.length) : batch));
+  };
+  assert.deepEqual(await batchOf(8), [null, null, null], '24 sequences queued, and no batch of 12 ever comes');
+  assert.deepEqual(await batchOf(4), [[4, 4, 4], [4, 4, 4], null]);
+});
+
+test('the Tinker SDK refuses a key without the tml- (or eyJ) prefix when the trainer makes its client, after start-up', async () => {
+  const { url } = await startApi(install);
+  const jwt = 'eyJhbGciOiJIUzI1NiJ9.e30.sig';
+  tinker.addKey(jwt); // well-formed and known to the service: only the prefix is on trial here
+  const [refused, token] = await Promise.all([
+    startTrainer(url, { env: { TINKER_API_KEY: 'sk-not-a-tinker-key-0123' } }),
+    startTrainer(url, { env: { TINKER_API_KEY: jwt }, control: { hang_before_register: true } }),
+  ]);
+  assert.equal((await refused.proc.exit).code, 1);
+  assertInOrder(refused.proc.out(), ['Starting Tinker-Atropos Training', /^Creating ServiceClient for /, "Error during training: The api_key must start with the 'tml-' prefix"]);
+  await waitFor('the token accepted', () => token.proc.out().includes('Initial sampling client created'));
+  token.proc.child.kill('SIGKILL');
+});
+
+test('uvicorn logs one access line per request unless access_log is off: run through python/run_trainer.py, the trainer log holds no POST /generate', async () => {
+  const { url } = await startApi(install);
+  const control = { hang_before_register: true };
+  const [upstream, wrapped] = await Promise.all([startTrainer(url, { control }), startTrainer(url, { control, wrapped: true })]);
+  for (const { proc, inference } of [upstream, wrapped]) {
+    await waitFor('the initial sampling client', () => proc.out().includes('Initial sampling client created'));
+    await waitFor('the inference server', () => http('GET', `${inference}/health`).then((r) => r.status === 200 || undefined, () => undefined));
+    for (let i = 0; i < 3; i++) assert.equal((await http('POST', `${inference}/generate`, { input_ids: [72, 105], sampling_params: { max_new_tokens: 4 } })).status, 200);
+  }
+  assert.equal(count(upstream.proc.err(), /"POST \/generate HTTP\/1\.1" 200/), 3, 'upstream: one line per sampling call');
+  const wrappedLog = wrapped.proc.out() + wrapped.proc.err();
+  assert.equal(count(wrappedLog, /POST \/generate/), 0, wrappedLog);
+  assert.match(wrapped.proc.err(), /Uvicorn running on http:\/\/127\.0\.0\.1:\d+/, 'the server itself still says where it listens');
+  for (const { proc } of [upstream, wrapped]) proc.child.kill('SIGKILL');
 });

@@ -6,6 +6,7 @@ import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../s
 import { emptyProcess, type RunObservations, type RunRecord } from '../src/runtime/runs/registry/record.js';
 import type { FullRecord } from './helpers/runs.js';
 import { TrainerLogScanner } from '../src/runtime/runs/atropos/trainerLog.js';
+import { nextObservations } from '../src/runtime/runs/atropos/observer.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00.000Z');
 const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();
@@ -132,6 +133,17 @@ test('log signals: which environment lines count as what', () => {
   assert.equal(addEnvSignals(signals, ['nothing'], at(4)), false);
 });
 
+test('a quoted log line cut at its length limit never ends inside a key', () => {
+  const key = 'tk-quoted-0123456789abcdef0123456789abcdef';
+  const line = `Error in scoring: ${'w '.repeat(125)}Authorization: Bearer ${key} and more`;
+  const signals: EnvLogSignals = {};
+  addEnvSignals(signals, [line], at(1));
+  const quoted = signals.errors!.line;
+  assert.ok(quoted.length <= 303 && quoted.endsWith('...'), quoted);
+  for (let i = 0; i + 4 <= key.length; i++) assert.ok(!quoted.includes(key.slice(i, i + 4)), `${quoted} shows part of the key`);
+  assert.equal(firstCause([`ModuleNotFoundError: ${'w '.repeat(132)}token=${key}`])?.includes(key.slice(0, 4)), false);
+});
+
 test('first cause: the line under the wrapper, not the wrapper', () => {
   const tenacity = [
     'Traceback (most recent call last):',
@@ -168,4 +180,26 @@ test('trainer log markers count when another writer spliced text in before their
   const other = new TrainerLogScanner();
   other.feed('Training completed successfully!\n');
   assert.equal(other.end().completed, false, "only upstream's own 'Training complete!' line counts");
+});
+
+test('a trainer whose steps train nothing (every group skipped for zero advantages) is degraded: no learning signal, until a step trains again', () => {
+  const step = (k: number, datums: number): string =>
+    `Step ${k}/9\nFetching data from Atropos...\n${datums === 0 ? 'Skipped 2 groups with zero advantages\n' : ''}Got ${datums} Datum objects\nLoss: ${datums ? 0.5 : 0.0}\nReward/mean: 1.0000\nStep ${k} complete - Loss: ${datums ? 0.5 : 0.0}\n`;
+  const scanner = new TrainerLogScanner();
+  const lookAt = (seconds: number, previous?: RunObservations) => {
+    const { steps_completed, total_steps, recent_rewards, last_loss, sequences_trained, untrained_steps } = scanner.summary;
+    return nextObservations(previous, { trainer: { steps_completed, total_steps, recent_rewards, last_loss, sequences_trained, untrained_steps }, api: { queue_size: 0, current_step: steps_completed }, envLines: [] }, at(seconds)).next;
+  };
+  scanner.feed(step(0, 4) + step(1, 0) + step(2, 0));
+  const seen = lookAt(10);
+  const health = assessHealth(record('running', { ...seen, data_first_at: at(1) }), T0 + 11_000, { stallSeconds: STALL });
+  assert.equal(health.verdict, 'degraded');
+  const reason = health.reasons.find((r) => r.code === 'no_learning_signal');
+  assert.ok(reason, JSON.stringify(health));
+  assert.match(reason.message, /^The trainer's last 2 steps trained nothing: every group of their batches scored alike/);
+  assert.deepEqual(reason.evidence, { line: 'Skipped 2 groups with zero advantages', count: 2, process: 'trainer' });
+
+  scanner.feed(step(3, 4));
+  const again = assessHealth(record('running', { ...lookAt(20, seen), data_first_at: at(1) }), T0 + 21_000, { stallSeconds: STALL });
+  assert.equal(again.verdict, 'healthy', JSON.stringify(again));
 });

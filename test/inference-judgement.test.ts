@@ -73,3 +73,15 @@ test('the environment with varied groups but only from equal-scoring models is j
 test('an environment whose config_init returns a bare ServerBaseline (process would ignore --openai.*) still reaches the endpoint', async () => {
   await testedAgainstEndpoint('gsm8k_baseline', 'baseline');
 });
+
+test('an always-right model on gsm8k_tinker, which keeps equal-score groups: accuracy 1, and no learning signal said', async () => {
+  for (const name of ['gsm8k_tinker_upstream', 'gsm8k']) {
+    await h.call('rl_select_environment', { name });
+    const { json } = await h.call('rl_test_inference', { ...base, models: ['test/right', 'test/half'] });
+    const [right, half] = json.models_tested;
+    assert.deepEqual([right.accuracy, right.steps_tested, right.error_kind], [1, 2, 'no_learning_signal'], name);
+    assert.match(right.warning, /^No learning signal: every one of the 2 groups this model produced scored the same for all its completions \(all 1\)/);
+    assert.equal(right.error, undefined, 'the model ran: it is the environment and model together that give nothing to learn');
+    assert.deepEqual([half.error_kind, half.warning], [undefined, undefined], 'a half-right model: scores vary');
+  }
+});

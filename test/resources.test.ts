@@ -18,7 +18,7 @@ import { ChangeWatcher } from '../src/core/files/watch.js';
 import { connectInMemory } from './helpers/client.js';
 import { tempDir } from './helpers/tmp.js';
 
-const SECRET = 'tk-resources-secret-7f3a9c';
+const SECRET = 'tml-resources-secret-7f3a9c';
 
 function writeRun(home: string, runId: string, opts: { status?: string; createdAt?: string; log?: string } = {}): string {
   const dir = join(home, 'runs', runId);
@@ -108,7 +108,7 @@ async function setup() {
 }
 
 describe('resources', async () => {
-  const { client, home, runtime } = await setup();
+  const { client, home, runtime, envDir } = await setup();
   const runId = 'a1b2c3d4';
   writeRun(home, runId, { log: `Registered as trainer\nusing key ${SECRET}\nStep 1/10\n` });
 
@@ -354,6 +354,28 @@ describe('resources', async () => {
     assert.match(pieces[0]!, /\[REDACTED\]y{100}\n$/);
     assert.match(pieces[1]!, /^\[bytes 0-105 of \d+;.*\]\nx{100}\[REDACTED\]$/);
     assert.equal(onlyText(await client.readResource({ uri: `rl://runs/${cut}/logs/trainer` })).text, `${'x'.repeat(100)}[REDACTED]${'y'.repeat(100)}\n`);
+  });
+
+  it('a config or environment source cut where a secret is shows no part of it', async () => {
+    // Both are shown by their first MiB: the secret straddles that edge.
+    const MIB = 1024 * 1024;
+    const edgeRun = 'c0ffee01';
+    const dir = writeRun(home, edgeRun, { createdAt: '2020-01-02T00:00:00.000Z' });
+    writeFileSync(join(dir, 'config.yaml'), `# ${'x'.repeat(MIB - 12)}${SECRET}\n`);
+    const envFile = join(envDir, 'resource_probe.py');
+    const original = readFileSync(envFile, 'utf8');
+    writeFileSync(envFile, `${original}# ${'x'.repeat(MIB - original.length - 12)}${SECRET}\n`);
+    const texts = [
+      onlyText(await client.readResource({ uri: `rl://runs/${edgeRun}/config` })).text,
+      onlyText(await client.readResource({ uri: 'rl://environments/resource_probe/source' })).text,
+    ];
+    for (const text of texts) {
+      assert.match(text, /cut: the file has/);
+      // From the filler to the end: the source's own text has words the secret has too ("resource").
+      const edge = text.slice(text.lastIndexOf('xxxx'));
+      for (let i = 0; i + 4 <= SECRET.length; i++) assert.ok(!edge.includes(SECRET.slice(i, i + 4)), `${JSON.stringify(edge)} shows part of the secret`);
+    }
+    writeFileSync(envFile, original);
   });
 
   /** A second server with only the resources, so a test can see its watches. */

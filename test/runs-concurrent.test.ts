@@ -4,10 +4,11 @@
  * adopts them all.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
+import { callTool, connectStdio } from './helpers/client.js';
 import { record, runServer, startRun, waitForRun, waitUntil } from './helpers/runs.js';
 
 const RUNS = 4;
@@ -57,4 +58,24 @@ test('four runs at once: own ports, own files; a fifth refused naming them; one 
     assert.equal(record(second, id).status, 'running');
   }
   assert.equal(second.runtime.runs.supervises(ids[1]!), false, 'the stopped run stays stopped');
+});
+
+test('two servers start runs at once: the one whose checks ran first sees the other run under the start lock and takes free ports, not a refusal', async (t) => {
+  const a = await runServer(t, { lockedEnv: { total_steps: 500 } });
+  a.install.trainerControl({ step_seconds: 0.5 });
+  // An environment slow to import: its start's checks take seconds, so the other server's run is
+  // created and binds the configured ports between those checks and the lock.
+  const source = readFileSync(join(a.install.environmentsDir, 'gsm8k_tinker.py'), 'utf8');
+  writeFileSync(join(a.install.environmentsDir, 'gsm8k_slow.py'), source.replace(/^import time$/m, 'import time\ntime.sleep(4)').replace('name = "gsm8k"', 'name = "gsm8k_slow"'));
+  const b = await connectStdio(a.env);
+  const slow = callTool(b.client, 'rl_start_training', { environment: 'gsm8k_slow' }, { timeout: 120_000 });
+  // Past the slow start's first import (its config), inside its second (its checks).
+  await new Promise((resolve) => setTimeout(resolve, 5_500));
+  const fast = await startRun(a);
+  const answer = await slow;
+  assert.equal(answer.isError, false, `the slow start is not refused: ${JSON.stringify(answer.json)}`);
+  const [first, second] = await Promise.all([fast, answer.json.run_id as string].map((id) => waitForRun(a, id, 'is running', (r) => r.status === 'running', 90)));
+  assert.deepEqual(first!.ports, { api: Number(a.env.RL_API_PORT), inference: Number(a.env.RL_INFERENCE_PORT) }, 'the run created first took the configured ports');
+  assert.notDeepEqual(second!.ports, first!.ports, 'the other one drew its own');
+  await b.close();
 });

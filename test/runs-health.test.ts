@@ -98,3 +98,22 @@ test('with RL_STALL_ACTION=stop a stalled run ends failed, says why, and leaves 
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
   assert.equal(record(h, id).phase, 'done');
 });
+
+test('a run whose every group scores alike trains nothing: its health says no learning signal, with the trainer\'s own line', async (t) => {
+  const h = await runServer(t, { lockedEnv: { total_steps: 50 } });
+  // The fake trainer samples the same text for every completion: every group's scores are equal.
+  h.install.trainerControl({ step_seconds: 0.5 });
+  const id = await startRun(h);
+  await waitForRun(h, id, 'observed a completed step', (r) => (r.observed?.steps_completed ?? 0) >= 1);
+  let reason: Record<string, any> | undefined;
+  let health: Record<string, any> | undefined;
+  for (const deadline = Date.now() + 60_000; reason === undefined && Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
+    health = (await h.call('rl_check_status', { run_id: id })).json.health;
+    reason = health!.reasons.find((r: { code: string }) => r.code === 'no_learning_signal');
+  }
+  assert.ok(reason, `the health said no learning signal within 60 s: ${JSON.stringify(health)}`);
+  assert.equal(health!.verdict, 'degraded');
+  assert.match(reason.evidence.line, /^Skipped \d+ groups with zero advantages$/);
+  assert.match(reason.message, /trained nothing: every group of their batches scored alike/);
+  await h.call('rl_stop_training', { run_id: id });
+});

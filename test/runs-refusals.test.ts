@@ -193,3 +193,17 @@ test('a key still holding an unexpanded ${VAR} is refused at start and by the do
   const check = doctor.json.checks.find((c: { check: string }) => c.check === 'TINKER_API_KEY');
   assert.deepEqual([doctor.json.ready, check.ok, check.fix], [false, false, refusal.error]);
 });
+
+test('a TINKER_API_KEY the Tinker SDK would refuse (no tml- prefix) is refused at start and by the doctor, with the fix', async (t) => {
+  const h = await runServer(t, { env: { TINKER_API_KEY: 'sk-proj-not-a-tinker-key-0123456789' } });
+  const refusal = await refused(h, /^TINKER_API_KEY does not start with 'tml-': the Tinker SDK refuses such a key .*after the run's processes started\. .*https:\/\/tinker-console\.thinkingmachines\.ai\/keys/);
+  assert.equal(refusal.setting, 'TINKER_API_KEY');
+  assert.ok(!JSON.stringify(refusal).includes('sk-proj-not-a-tinker-key'), 'the key is never shown');
+  const doctor = await h.call('rl_doctor');
+  const check = doctor.json.checks.find((c: { check: string }) => c.check === 'TINKER_API_KEY');
+  assert.deepEqual([doctor.json.ready, check.ok, check.fix], [false, false, refusal.error]);
+  // A Tinker token (eyJ...) is accepted as the SDK accepts it.
+  const token = await runServer(t, { env: { TINKER_API_KEY: 'eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl' } });
+  const doctorToken = await token.call('rl_doctor');
+  assert.equal(doctorToken.json.checks.find((c: { check: string }) => c.check === 'TINKER_API_KEY').ok, true);
+});

@@ -4,16 +4,18 @@
  * and rl_read_log reads logs bounded, paged and redacted.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
+import { CallToolResultSchema, ErrorCode, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { argumentError, describeSchema } from '../src/tools/argumentErrors.js';
 import { defineTool } from '../src/tools/define.js';
 import { toolJsonSchema } from '../src/tools/jsonSchema.js';
 import { listedTool } from '../src/tools/catalog.js';
+import { tailLines } from '../src/core/files/logTail.js';
 import { connectInMemory } from './helpers/client.js';
-import { writeRunDir } from './helpers/registry.js';
+import { runRecord, writeRunDir } from './helpers/registry.js';
 import { TINKER_KEY } from './helpers/runs.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -122,6 +124,37 @@ describe('through the SDK client', async () => {
     }
   });
 
+  test('a 1 MB argument gets a short answer: at most about 200 characters of any input are echoed', async () => {
+    const big = 'K'.repeat(1 << 20);
+    const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
+      ['rl_estimate_cost', { config: { [big]: 1 } }, 'config.', /^a name that is a string of 1 to 128 characters$/],
+      ['rl_start_training', { config: { [big]: 1 } }, 'config.', /^a name that is a string of 1 to 128 characters$/],
+      ['rl_list_runs', { [big]: 1 }, '', /accepted arguments: limit/],
+      [big, {}, 'name', /rl_list_environments/],
+    ];
+    for (const [tool, args, field, expected] of cases) {
+      const answer = await h.call(tool, args);
+      const size = JSON.stringify(answer.raw).length;
+      assert.equal(answer.isError, true);
+      assert.ok(size < 3000, `${tool.slice(0, 20)}: ${size} characters`);
+      assert.ok(answer.json.field.startsWith(field) && answer.json.field.length <= 250, answer.json.field.slice(0, 300));
+      assert.match(answer.json.expected, expected);
+      assert.match(answer.json.error, /1048576 characters/, 'says how long the echoed input was');
+    }
+  });
+
+  test('`arguments` that is not an object is invalid params (-32602) in one sentence; the server goes on answering', async () => {
+    for (const args of ['a string', 5, [1, 2], null, true]) {
+      const refused = await h.client.request({ method: 'tools/call', params: { name: 'rl_list_runs', arguments: args } } as never, CallToolResultSchema).then(
+        () => assert.fail(`arguments ${JSON.stringify(args)} was accepted`),
+        (err: McpError) => err,
+      );
+      assert.equal(refused.code, ErrorCode.InvalidParams, refused.message);
+      assert.match(refused.message, /^MCP error -32602: The arguments of a tools\/call must be a JSON object of argument names to values, not (a string|a number|an array|null|true or false)\.$/);
+      assert.equal((await h.call('rl_list_runs', {})).isError, false);
+    }
+  });
+
   test('tools/list is the same list on every call, in ALL_TOOLS order', async () => {
     const first = await h.client.listTools();
     const second = await h.client.listTools();
@@ -161,6 +194,103 @@ describe('through the SDK client', async () => {
     assert.deepEqual([page.json.lines.length, page.json.lines[499]], [500, 'line 499 ok']);
     const long = await h.call('rl_read_log', { run_id: runId, grep: 'zzzz' });
     assert.match(long.json.lines[0], /^line 500 z+\.\.\. \[4009 more characters\]$/);
+  });
+
+  /** Every 4-character piece of the key that `text` shows. */
+  const keyPieces = (text: string): string[] => Array.from({ length: TINKER_KEY.length - 3 }, (_, i) => TINKER_KEY.slice(i, i + 4)).filter((piece) => text.includes(piece));
+
+  test('rl_read_log from any offset, even one inside a key, shows no part of the key', async () => {
+    const keyLine = lines.slice(0, 7).join('\n').length + 1;
+    for (let offset = keyLine; offset <= keyLine + lines[7]!.length; offset++) {
+      const answer = await h.call('rl_read_log', { run_id: runId, offset, lines: 1 });
+      assert.equal(answer.isError, false, JSON.stringify(answer.json));
+      assert.deepEqual(keyPieces(JSON.stringify(answer.raw)), [], `offset ${offset}: ${answer.json.lines[0]}`);
+    }
+  });
+
+  test('a log tail starts at a whole line, and a failed run\'s tail cut inside a key shows no part of it', async () => {
+    const failed = writeRunDir(home, { runId: 'abcd1235', createdMs: Date.now(), status: 'failed' });
+    // tailLines reads the last 64 KiB: that window starts inside the key, in the middle of the only line.
+    writeFileSync(failed.logs.trainer, `${'x'.repeat(100)}${TINKER_KEY}${'y'.repeat(64 * 1024 - 30)}\n`);
+    assert.deepEqual(await tailLines(failed.logs.trainer, 20), []);
+    writeFileSync(failed.logs.trainer, `${'x'.repeat(100)}${TINKER_KEY}${'y'.repeat(64 * 1024 - 30)}\nlast line\n`);
+    assert.deepEqual(await tailLines(failed.logs.trainer, 20), ['last line']);
+    // Whole lines, but more of them than the status tail's 4000 characters: its cut falls inside the key.
+    writeFileSync(failed.logs.trainer, `${'x'.repeat(100)}${TINKER_KEY}${'y'.repeat(3960)}\nlast line\n`);
+    const cut = await h.call('rl_check_status', { run_id: 'abcd1235' });
+    assert.match(cut.json.log_tail, /last line/);
+    assert.deepEqual(keyPieces(JSON.stringify(cut.raw)), []);
+  });
+
+  test('rl_get_rollouts cuts a long text where a key is, and shows no part of it', async () => {
+    const evalDir = join(home, 'evaluations', 'beef0001');
+    mkdirSync(evalDir, { recursive: true });
+    // A completion is shown by its first 1200 and last 800 characters: the key straddles each cut.
+    const early = `${'a'.repeat(1190)}${TINKER_KEY}${'b'.repeat(3000)}`;
+    const late = `${'c'.repeat(3000)}${TINKER_KEY}${'d'.repeat(790)}`;
+    const rows = [early, late].map((text, i) => JSON.stringify({ item: `q${i}`, prompt: `q${i}`, completion: text, score: i }));
+    writeFileSync(join(evalDir, '1-base.rollouts.jsonl'), rows.join('\n') + '\n');
+    const answer = await h.call('rl_get_rollouts', { eval_id: 'beef0001', limit: 2 });
+    assert.equal(answer.isError, false, JSON.stringify(answer.json));
+    assert.equal(answer.json.returned, 2);
+    assert.deepEqual(keyPieces(JSON.stringify(answer.raw)), []);
+  });
+
+  test('a run directory or run.json linked out of RL_HOME is refused by every tool in the resources\' words, its content never quoted', async () => {
+    const outside = tempDir('rlmcp-outside-');
+    // A record that would pass for a run, and a file that is not JSON at all.
+    const foreign = { ...runRecord(outside, { runId: 'abcd1237', createdMs: Date.now(), status: 'failed' }), error: 'OUTSIDE-REASON' };
+    mkdirSync(join(outside, 'abcd1237'));
+    writeFileSync(join(outside, 'abcd1237', 'run.json'), JSON.stringify(foreign));
+    writeFileSync(join(outside, 'passwd'), 'root:x:0:0:root:/root:/bin/bash\n');
+    symlinkSync(join(outside, 'abcd1237'), join(home, 'runs', 'abcd1237'));
+    for (const [id, target] of [['abcd1238', join(outside, 'abcd1237', 'run.json')], ['abcd1239', join(outside, 'passwd')]] as const) {
+      mkdirSync(join(home, 'runs', id));
+      symlinkSync(target, join(home, 'runs', id, 'run.json'));
+    }
+    for (const id of ['abcd1237', 'abcd1238', 'abcd1239']) {
+      const refusal = await h.client.readResource({ uri: `rl://runs/${id}` }).then(
+        () => assert.fail(`rl://runs/${id} was served`),
+        (err: Error) => /Refused .*/.exec(err.message)![0],
+      );
+      assert.match(refusal, /symlink leading outside/);
+      for (const [tool, args] of [['rl_check_status', {}], ['rl_get_results', {}], ['rl_wait_for_run', { until: 'ended', timeout_seconds: 1 }], ['rl_stop_training', {}]] as const) {
+        const answer = await h.call(tool, { run_id: id, ...args });
+        const text = JSON.stringify(answer.raw);
+        assert.ok(text.includes(JSON.stringify(refusal).slice(1, -1)), `${tool} ${id}: ${text}`);
+        assert.doesNotMatch(text, /OUTSIDE-REASON|root:x/, `${tool} ${id}`);
+      }
+    }
+    assert.deepEqual(readdirSync(join(outside, 'abcd1237')), ['run.json'], 'nothing written out of RL_HOME (no lock file)');
+    // Evaluations and inference tests, by id: the same rule, the same words.
+    const results = tempDir('rlmcp-outside-');
+    const result = { eval_id: 'beef0002', test_id: 'feed0002', status: 'completed', error: 'OUTSIDE-REASON', message: 'OUTSIDE-REASON' };
+    writeFileSync(join(results, 'result.json'), JSON.stringify(result));
+    writeFileSync(join(results, '1-base.rollouts.jsonl'), JSON.stringify({ item: 'q', prompt: 'q', completion: 'OUTSIDE-REASON', score: 1 }) + '\n');
+    writeFileSync(join(results, '1-base.jsonl'), JSON.stringify({ scores: [1], messages: [[{ role: 'assistant', content: 'OUTSIDE-REASON' }]] }) + '\n');
+    writeFileSync(join(results, '1-base.log'), 'OUTSIDE-REASON\n');
+    for (const dir of ['evaluations', 'inference_tests']) mkdirSync(join(home, dir), { recursive: true });
+    symlinkSync(results, join(home, 'evaluations', 'beef0002'));
+    symlinkSync(results, join(home, 'inference_tests', 'feed0002'));
+    for (const [tool, args] of [
+      ['rl_evaluate', { eval_id: 'beef0002', wait_seconds: 0 }],
+      ['rl_get_rollouts', { eval_id: 'beef0002' }],
+      ['rl_test_inference', { test_id: 'feed0002', wait_seconds: 0 }],
+      ['rl_get_rollouts', { test_id: 'feed0002' }],
+      ['rl_read_log', { test_id: 'feed0002' }],
+    ] as const) {
+      const answer = await h.call(tool, args);
+      const text = JSON.stringify(answer.raw);
+      assert.equal(answer.isError, true, `${tool}: ${text}`);
+      assert.match(text, /Refused (evaluation|inference test) '(beef|feed)0002': its directory is a symlink leading outside/, tool);
+      assert.doesNotMatch(text, /OUTSIDE-REASON/, tool);
+    }
+    // A run.json that is no JSON at all, in its place: damaged, and still not quoted.
+    mkdirSync(join(home, 'runs', 'abcd123a'));
+    writeFileSync(join(home, 'runs', 'abcd123a', 'run.json'), `root:x:0:0:root:/root:/bin/bash${'x'.repeat(1000)}\n`);
+    const damaged = await h.call('rl_check_status', { run_id: 'abcd123a' });
+    assert.match(damaged.json.error, /not valid JSON/);
+    assert.doesNotMatch(JSON.stringify(damaged.raw), /root:x/);
   });
 
   test('rl_read_log: an inference test model\'s log by model id; clear refusals', async () => {

@@ -54,3 +54,18 @@ export class SecretRedactor {
     return out + whole.slice(shown, end);
   }
 }
+
+/** Longer than any API key this server is given (Tinker, W&B and OpenRouter keys are under 100). */
+const KEY_MAX_CHARS = 200;
+
+/**
+ * `text` cut to at most `max` characters (then "..."), for code that has no redactor at hand and
+ * whose text is redacted later: a cut inside a key leaves a part redact() cannot recognise. Keys
+ * hold no white space, so the cut goes back to the last space within KEY_MAX_CHARS of `max`.
+ */
+export function cutAtSpace(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const space = text.slice(Math.max(0, max - KEY_MAX_CHARS), max + 1).search(/\s\S*$/);
+  const at = space < 0 ? max : Math.max(0, max - KEY_MAX_CHARS) + space;
+  return `${text.slice(0, at)}...`;
+}

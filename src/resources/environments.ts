@@ -3,7 +3,7 @@
  * discovery reported are served, so the name is looked up, never turned into a path.
  */
 import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import { readSlice } from '../core/files/logTail.js';
+import { readRedactedSlice } from '../core/files/fileWindow.js';
 import { environmentSourceUri, TEMPLATES } from '../core/resourceUris.js';
 import { safeName } from '../core/files/safePath.js';
 import { fileWatch } from '../core/files/watch.js';
@@ -41,9 +41,9 @@ export function environmentSourceResource(ctx: ResourceContext): ResourceKind {
     complete: { name: async (prefix) => completeFrom((await catalog.scan()).environments.map((e) => e.name), prefix) },
     async read(uri, vars) {
       const env = await resolve(vars);
-      const slice = await readSlice(env.file_path, 0, MAX_SOURCE_BYTES);
+      const slice = await readRedactedSlice(env.file_path, 0, MAX_SOURCE_BYTES, ctx.runtime.redactor);
       const cut = slice.size > MAX_SOURCE_BYTES ? `\n# ... cut: the file has ${slice.size} bytes, only the first ${MAX_SOURCE_BYTES} are shown\n` : '';
-      return { contents: [{ uri: uri.href, mimeType: 'text/x-python', text: ctx.runtime.redactor.redact(slice.text) + cut }] };
+      return { contents: [{ uri: uri.href, mimeType: 'text/x-python', text: slice.text + cut }] };
     },
     async watch(vars) {
       return fileWatch((await resolve(vars)).file_path);

@@ -7,7 +7,7 @@ import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js'
 import type { Resource } from '@modelcontextprotocol/sdk/types.js';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readSlice } from '../core/files/logTail.js';
+import { readRedactedSlice } from '../core/files/fileWindow.js';
 import { runConfigUri, runLogUri, runUri, TEMPLATES } from '../core/resourceUris.js';
 import { assertRunId, readRunJson, type RunSummary } from '../runtime/runs/registry/runFiles.js';
 import { MAX_RUN_CONFIG_BYTES } from '../runtime/runs/registry/configFile.js';
@@ -98,9 +98,9 @@ export function runConfigResource(ctx: ResourceContext): ResourceKind {
     mimeType: 'application/yaml',
     complete: { run_id: completeRunId(ctx) },
     async read(uri, vars) {
-      const slice = await readSlice(await ctx.runs.file(runIdOf(vars), RUN_FILES.config), 0, MAX_RUN_CONFIG_BYTES);
+      const slice = await readRedactedSlice(await ctx.runs.file(runIdOf(vars), RUN_FILES.config), 0, MAX_RUN_CONFIG_BYTES, ctx.runtime.redactor);
       const cut = slice.size > MAX_RUN_CONFIG_BYTES ? `\n# ... cut: the file has ${slice.size} bytes, only the first ${MAX_RUN_CONFIG_BYTES} are shown\n` : '';
-      return { contents: [{ uri: uri.href, mimeType: 'application/yaml', text: ctx.runtime.redactor.redact(slice.text) + cut }] };
+      return { contents: [{ uri: uri.href, mimeType: 'application/yaml', text: slice.text + cut }] };
     },
     async watch(vars) {
       const id = runIdOf(vars);

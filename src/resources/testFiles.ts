@@ -85,7 +85,7 @@ async function locate(spec: JobFilesSpec, vars: Variables): Promise<TestFile> {
   if (!mimeType) {
     throw new UserError(`Refused ${what} file '${file}': only ${Object.keys(MIME_TYPES).join(', ')} files of ${spec.oneJob} are served.`, { served: Object.keys(MIME_TYPES) });
   }
-  const realTest = await realChildDir(root, testId, what);
+  const realTest = realChildDir(root, testId, what);
   if (realTest === undefined) {
     throw new NotFoundError(`${what[0]!.toUpperCase()}${what.slice(1)} '${testId}' not found in ${root}. ${spec.notFoundHint}`, { [spec.idVariable]: testId });
   }
@@ -139,7 +139,7 @@ export function jobFilesResource(ctx: ResourceContext, spec: JobFilesSpec): Reso
     async read(uri, vars) {
       const found = await locate(spec, vars);
       const page = requestedPage(uri);
-      const real = await realFileWithin(found.realTest, found.path, `${what} file ${found.file}`);
+      const real = realFileWithin(found.realTest, found.path, `${what} file ${found.file}`);
       if (real === undefined) {
         throw new NotFoundError(`'${found.file}' not found in ${what} ${found.testId}: it may not be written yet. resources/list shows its files.`, {
           [spec.idVariable]: found.testId,
@@ -150,7 +150,7 @@ export function jobFilesResource(ctx: ResourceContext, spec: JobFilesSpec): Reso
     },
     async watch(vars) {
       const found = await locate(spec, vars);
-      await realFileWithin(found.realTest, found.path, `${what} file ${found.file}`);
+      realFileWithin(found.realTest, found.path, `${what} file ${found.file}`);
       return fileWatch(found.path);
     },
   };

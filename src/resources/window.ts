@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { UserError } from '../core/errors.js';
+import { redactFileWindow } from '../core/files/fileWindow.js';
 import { readSlice, readTail } from '../core/files/logTail.js';
 import type { SecretRedactor } from '../core/redact.js';
 import type { Page } from '../core/resourceUris.js';
@@ -44,7 +45,7 @@ export async function readWindow(path: string, page: Page | undefined, pageUri: 
   if (page === undefined) {
     const tail = await readTail(path, DEFAULT_WINDOW_BYTES);
     const meta = { offset: tail.offset, end: tail.size, size: tail.size };
-    const shown = await redactWindow(path, tail.offset, tail.text, redactor);
+    const shown = await redactFileWindow(path, tail.offset, tail.text, redactor);
     if (!tail.truncated) return { text: shown, meta };
     const before = { offset: Math.max(0, tail.offset - DEFAULT_WINDOW_BYTES), length: DEFAULT_WINDOW_BYTES };
     const note =
@@ -65,26 +66,11 @@ export async function readWindow(path: string, page: Page | undefined, pageUri: 
     }
   }
   const meta = { offset: slice.offset, end, size: slice.size };
-  const shown = await redactWindow(path, slice.offset, text, redactor);
+  const shown = await redactFileWindow(path, slice.offset, text, redactor);
   if (slice.offset === 0 && end === slice.size) return { text: shown, meta };
   const links = [
     slice.offset > 0 ? `previous page: ${pageUri({ offset: Math.max(0, slice.offset - page.length), length: page.length })}` : 'start of file',
     end < slice.size ? `next page: ${pageUri({ offset: end, length: page.length })}` : 'end of file',
   ];
   return { text: `[bytes ${slice.offset}-${end} of ${slice.size}; ${links.join('; ')}]\n` + shown, meta };
-}
-
-/** Secrets are far shorter: this much of the file on each side of a window shows any secret its edges cut. */
-const SECRET_CONTEXT_BYTES = 4096;
-
-/**
- * `text` (read from byte `offset` of the file) redacted, including the part of any secret that
- * starts before it or ends after it: a page may start or end anywhere, even inside a key.
- */
-async function redactWindow(path: string, offset: number, text: string, redactor: SecretRedactor): Promise<string> {
-  const [before, after] = await Promise.all([
-    readSlice(path, offset - SECRET_CONTEXT_BYTES, Math.min(offset, SECRET_CONTEXT_BYTES)),
-    readSlice(path, offset + Buffer.byteLength(text), SECRET_CONTEXT_BYTES),
-  ]);
-  return redactor.redactWindow(before.text, text, after.text);
 }

@@ -15,9 +15,17 @@ type Path = ReadonlyArray<PropertyKey>;
 /** The JSON Schema `tools/list` shows for the input (see jsonSchema.ts). */
 export type Schema = { [key: string]: unknown };
 
+/** An answer must not grow with its input (a 1 MB argument name): inputs are echoed by their start. */
+const ECHO_CHARS = 100;
+
+/** `text` as an answer echoes it: whole up to ECHO_CHARS, else its start and its length. */
+export function echoed(text: string): string {
+  return text.length <= ECHO_CHARS ? text : `${text.slice(0, ECHO_CHARS)}... (${text.length} characters)`;
+}
+
 export function fieldPath(path: Path): string {
   let out = '';
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `${out === '' ? '' : '.'}${String(key)}`;
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `${out === '' ? '' : '.'}${echoed(String(key))}`;
   return out;
 }
 
@@ -82,7 +90,8 @@ function unknownArgument(root: Schema, issue: z.core.$ZodIssueUnrecognizedKeys):
   const holder = schemaAt(root, issue.path);
   const names = holder && isSchema(holder.properties) ? Object.keys(holder.properties) : [];
   const expected = names.length > 0 ? `one of the accepted arguments: ${names.join(', ')}` : 'no arguments';
-  return { error: `Unknown argument '${issue.keys.join("', '")}': this tool does not take it.`, field: fieldPath([...issue.path, issue.keys[0]!]), expected };
+  const more = issue.keys.length > 3 ? ` (and ${issue.keys.length - 3} more)` : '';
+  return { error: `Unknown argument '${issue.keys.slice(0, 3).map(echoed).join("', '")}'${more}: this tool does not take it.`, field: fieldPath([...issue.path, issue.keys[0]!]), expected };
 }
 
 /** The first issue of a failed parse, as the answer to the call; `root` is the input's JSON Schema. */

@@ -7,6 +7,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { z } from 'zod';
 import { UserError } from '../core/errors.js';
+import { diskFullError, isDiskFull } from '../core/files/diskFull.js';
 import { serverLogPath } from '../core/files/home.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -79,6 +80,11 @@ export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runt
     return { content: [{ type: 'text', text }], structuredContent: structured };
   } catch (err) {
     if (err instanceof UserError) return errorResult(runtime, err.message, err.hints);
+    if (isDiskFull(err)) {
+      runtime.logger.warn({ err, tool: tool.name }, "RL_HOME's file system is full");
+      const full = diskFullError(runtime.settings.home);
+      return errorResult(runtime, full.message, full.hints);
+    }
     runtime.logger.error({ err, tool: tool.name }, 'tool failed');
     const message = err instanceof Error ? err.message : String(err);
     return errorResult(runtime, `Internal error in ${tool.name}: ${message}`, {

@@ -6,12 +6,36 @@
  * JSON `{error, field, expected}` (argumentErrors.ts).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Runtime } from '../runtime/wiring/runtime.js';
-import { argumentError, type Schema } from './argumentErrors.js';
+import { argumentError, echoed, type Schema } from './argumentErrors.js';
 import { errorResult, runTool, type Extra, type ToolDefinition } from './define.js';
 import type { ToolCatalog } from './catalog.js';
 import { toolsShownTo } from '../server/prebuilt.js';
+
+/** What a JSON value is, in the words of a refusal. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'boolean') return 'true or false';
+  return `a ${typeof value}`;
+}
+
+/**
+ * tools/call with its `arguments` checked first. The SDK's own check of the request answers an
+ * `arguments` that is not an object as an internal error (-32603) with zod's raw issues; it is
+ * invalid params (-32602), said in one sentence. The error carries its JSON-RPC code as it goes
+ * out of the SDK's request parsing (a thrown error's `code` is the code answered).
+ */
+const CallToolRequest = CallToolRequestSchema.extend({
+  params: CallToolRequestSchema.shape.params.extend({
+    arguments: z.preprocess((value) => {
+      if (value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value))) return value;
+      throw Object.assign(new Error(`The arguments of a tools/call must be a JSON object of argument names to values, not ${kindOf(value)}.`), { code: ErrorCode.InvalidParams });
+    }, CallToolRequestSchema.shape.params.shape.arguments),
+  }),
+});
 
 /** Bounds the size of any tool's arguments (array elements plus object members) before zod sees them. */
 export const MAX_ARGUMENT_ELEMENTS = 1000;
@@ -50,12 +74,12 @@ export function registerTools(server: McpServer, runtime: Runtime, catalog: Tool
   // The tool set never changes while the server runs: no listChanged.
   server.server.registerCapabilities({ tools: {} });
   server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await shownTools() }));
-  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra: Extra): Promise<CallToolResult> => {
+  server.server.setRequestHandler(CallToolRequest, async (request, extra: Extra): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
     const shown = await shownTools();
     const entry = shown.find((t) => t.name === name);
     if (!entry) {
-      return errorResult(runtime, `Unknown tool '${name}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
+      return errorResult(runtime, `Unknown tool '${echoed(name)}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
     }
     if (countElements(args, MAX_ARGUMENT_ELEMENTS) > MAX_ARGUMENT_ELEMENTS) {
       return errorResult(runtime, `The arguments are too large: more than ${MAX_ARGUMENT_ELEMENTS} array elements and object members in all.`, {

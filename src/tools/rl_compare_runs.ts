@@ -21,7 +21,8 @@ export const rlCompareRuns = defineTool({
   title: 'Compare training runs',
   description:
     `Compares 2 to ${MAX_COMPARED_RUNS} runs (e.g. a sweep): differing_config lists only the config fields whose values differ between ` +
-    'the runs (env section and tinker.wandb_project of each run\'s config.yaml; the runs\' own W&B names are in run_names), and per run ' +
+    'the runs (env section and tinker.wandb_project of each run\'s config.yaml; the runs\' own W&B names are in run_names, the URLs of ' +
+    'their own ports and their checkpoint directories in each run\'s assigned), and per run ' +
     'status, health, trainer steps and, from W&B, the final and best value and a sparkline of reward_mean, loss, percent_correct and ' +
     'eval_percent_correct. best names the best run by `metric` and states its rule for ties and missing data. One W&B lookup per run, ' +
     `all at once; a W&B problem is that run's wandb_error. Values over ${MAX_VALUE_CHARS} characters are cut ("..."), fields past ` +
@@ -68,6 +69,10 @@ export const rlCompareRuns = defineTool({
         wandb_url: z.string().optional(),
         wandb_error: z.string().optional(),
         config_error: z.string().optional(),
+        assigned: z
+          .object({ rollout_server_url: jsonValue, base_urls: z.array(jsonValue), checkpoint_dir: jsonValue })
+          .optional()
+          .describe("What the server gave this run of its own (its ports' URLs, its checkpoint directory): never a config difference"),
       }),
     ),
   }),

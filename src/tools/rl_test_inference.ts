@@ -64,13 +64,19 @@ const modelResult = z.object({
   mean_score: z.number(),
   duration_seconds: z.number().optional(),
   error: z.string().optional(),
-  error_kind: z.string().optional().describe('What kind of failure error describes: authentication, model_not_found, no_learning_signal, ...'),
+  error_kind: z.string().optional().describe('What kind of failure error describes: authentication, model_not_found, no_learning_signal, ...; for a model that ran, what warning says'),
+  warning: z.string().optional().describe('The model ran, but nothing can be learned from what it produced (every group scored alike)'),
   stderr_tail: z.string().optional(),
   exit_code: z.number().nullable().optional(),
   timed_out: z.boolean().optional(),
   rollout_tokens: z
     .object({
-      source: z.string().describe('tokens/masks: counted by the environment\'s tokenizer; chars/4: from the messages at 4 characters per token'),
+      source: z
+        .string()
+        .describe(
+          "tokens/masks: counted by the environment's tokenizer; chars/4: from its messages at 4 characters per token; endpoint usage: the endpoint's own count, " +
+            "seen on the wire (atroposlib writes placeholder tokens for an OpenAI-compatible endpoint); endpoint text chars/4: the texts the wire carried",
+        ),
       rollouts: z.number(),
       prompt_tokens: z.object({ mean: z.number(), max: z.number() }),
       completion_tokens: z.object({ mean: z.number(), p25: z.number(), max: z.number() }),

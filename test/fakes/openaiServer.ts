@@ -2,8 +2,10 @@
  * An OpenAI-compatible chat-completions endpoint on 127.0.0.1 for inference tests: checks the
  * bearer key like OpenRouter (401 otherwise), answers each model by its configured behaviour
  * (right, wrong, half right, failing with 500, hanging), optionally after a delay or until a
- * promise settles, honours `n`, and records every request. With `sglangModel` it also serves
- * SGLang's native `POST /generate` (what atroposlib's `sglang` server type posts to), as that model.
+ * promise settles, honours `n` and `stream` (server-sent events, `usage` in a last chunk when
+ * `stream_options.include_usage`), counts `usage` from the texts as an endpoint's tokenizer would,
+ * and records every request. With `sglangModel` it also serves SGLang's native `POST /generate`
+ * (what atroposlib's `sglang` server type posts to), as that model.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +30,35 @@ export interface RecordedRequest {
   n: number;
   authorized: boolean;
   messages: ChatMessage[];
+  /** What a chat completion answered as its `usage`. */
+  usage?: Usage;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/** Tokens as this endpoint counts them: 4 characters a token, plus 4 per message of the prompt. */
+export function usageOf(messages: ChatMessage[], texts: string[]): Usage {
+  const prompt = messages.reduce((n, m) => n + Math.ceil(String(m.content).length / 4) + 4, 0);
+  const completion = texts.reduce((n, t) => n + Math.ceil(t.length / 4) + 1, 0);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** A chat completion as server-sent events: each choice's text in two deltas, then its finish, then `usage` when asked for. */
+function sendStream(res: ServerResponse, id: string, model: string | undefined, texts: string[], usage: Usage | undefined): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const event = (choices: unknown[], extra: Record<string, unknown> = {}): void => void res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model, choices, ...extra })}\n\n`);
+  texts.forEach((text, index) => {
+    const half = Math.ceil(text.length / 2);
+    event([{ index, delta: { role: 'assistant', content: text.slice(0, half) }, finish_reason: null }]);
+    event([{ index, delta: { content: text.slice(half) }, finish_reason: null }]);
+    event([{ index, delta: {}, finish_reason: 'stop' }]);
+  });
+  if (usage) event([], { usage });
+  res.end('data: [DONE]\n\n');
 }
 
 export interface FakeOpenAIOptions {
@@ -124,7 +155,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions): Promise<FakeOpen
       const model = isGenerate ? opts.sglangModel : typeof body.model === 'string' ? body.model : undefined;
       const params = (isGenerate ? body.sampling_params : body) as Record<string, unknown> | undefined;
       const n = typeof params?.n === 'number' && params.n > 0 ? params.n : 1;
-      requests.push({ path, model, n, authorized, messages });
+      const recorded: RecordedRequest = { path, model, n, authorized, messages };
+      requests.push(recorded);
       if (!isGenerate && (req.method !== 'POST' || path !== `${basePath}/chat/completions`)) {
         return send(res, 404, { error: { message: `No route ${req.method} ${path}`, code: 404 } });
       }
@@ -142,13 +174,20 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions): Promise<FakeOpen
         const samples = texts.map((text) => generated(text, promptTokens));
         return send(res, 200, n === 1 ? samples[0] : samples);
       }
+      const usage = usageOf(messages, texts);
+      recorded.usage = usage;
+      const id = `chatcmpl-${requests.length}`;
+      if (body.stream === true) {
+        const withUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+        return sendStream(res, id, model, texts, withUsage ? usage : undefined);
+      }
       send(res, 200, {
-        id: `chatcmpl-${requests.length}`,
+        id,
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model,
         choices: texts.map((content, index) => ({ index, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null })),
-        usage: { prompt_tokens: 50, completion_tokens: 30 * n, total_tokens: 50 + 30 * n },
+        usage,
       });
     })().catch(() => send(res, 500, { error: { message: 'fake endpoint error' } }));
   });

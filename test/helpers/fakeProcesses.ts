@@ -111,6 +111,23 @@ export function trainerArgs(install: FakeInstall, config: string, inferencePort:
   return [RUN_TRAINER_SCRIPT, '--port', String(inferencePort), install.launchTraining, '--config', config];
 }
 
+/**
+ * The trainer's command line as upstream runs it, uvicorn's access log included (one line per
+ * request: what the upstream-behaviour tests count); only its inference server's port is moved,
+ * so that several trainers can run at once.
+ */
+export function upstreamTrainerArgs(install: FakeInstall, config: string, inferencePort: number): string[] {
+  const script = [
+    'import os, runpy, sys, uvicorn',
+    'serve = uvicorn.run',
+    `uvicorn.run = lambda app, *args, **kwargs: serve(app, **{**kwargs, "host": "127.0.0.1", "port": ${inferencePort}})`,
+    `sys.argv = [${JSON.stringify(install.launchTraining)}, "--config", ${JSON.stringify(config)}]`,
+    'sys.path[0] = os.path.dirname(sys.argv[0])',
+    'runpy.run_path(sys.argv[0], run_name="__main__")',
+  ].join('\n');
+  return ['-c', script];
+}
+
 /** A run config as the server writes it: env, one openai server, tinker, slurm, testing. */
 export function runConfigYaml(o: {
   api: string;

@@ -3,21 +3,22 @@
  * sees the old content or the new, never half of it: a temp file beside it, fsync, rename.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 
 export function writeAtomically(path: string, text: string): void {
   const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const fd = openSync(temp, 'w', 0o600);
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, path);
   } catch (err) {
-    unlinkSync(temp);
+    // A full disk fails the write: its part-written temp file goes, the file stays as it was.
+    rmSync(temp, { force: true });
     throw err;
   }
 }

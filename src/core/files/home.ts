@@ -49,6 +49,8 @@ export const runLogFile = (process: RunProcess): string => `${process}.log`;
 export const recordLockFile = `${RUN_FILES.record}.lock`;
 
 export const INFERENCE_TEST_RESULT = 'result.json';
+/** Beside a model's output in a test or an evaluation: what the wire to its endpoint carried (`<n>-<model>.wire.jsonl`). */
+export const WIRE_SUFFIX = '.wire.jsonl';
 
 export const serverLogPath = (home: string): string => join(home, 'server.log');
 /** The selected environment and its edited config, shared by every server (+ `.lock`, its write lock). */

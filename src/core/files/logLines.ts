@@ -4,6 +4,8 @@
  * with the offset to read on from. Only a bounded part of the file is ever read.
  */
 import { UserError } from '../errors.js';
+import type { SecretRedactor } from '../redact.js';
+import { textBefore } from './fileWindow.js';
 import { scanBackward, scanForward, type FileLine } from './logTail.js';
 
 export const DEFAULT_LOG_LINES = 100;
@@ -43,7 +45,7 @@ function capped(text: string): string {
 }
 
 /** Collects lines under the count and size bounds; `add` answers whether to go on. */
-function collector(request: LogLinesRequest, redact: (text: string) => string) {
+function collector(request: LogLinesRequest, redact: (line: FileLine) => string) {
   const needle = request.grep?.toLowerCase();
   const taken: FileLine[] = [];
   let chars = 0;
@@ -52,7 +54,7 @@ function collector(request: LogLinesRequest, redact: (text: string) => string) {
     taken,
     full: () => full,
     add(line: FileLine): boolean {
-      const text = redact(line.text);
+      const text = redact(line);
       // Matched after redaction: a grep for a secret's value finds nothing, so it cannot probe for one.
       if (needle !== undefined && !text.toLowerCase().includes(needle)) return true;
       const shown = capped(text);
@@ -68,9 +70,9 @@ function collector(request: LogLinesRequest, redact: (text: string) => string) {
   };
 }
 
-export async function readLogLines(path: string, request: LogLinesRequest, redact: (text: string) => string): Promise<LogLines> {
-  const c = collector(request, redact);
+export async function readLogLines(path: string, request: LogLinesRequest, redactor: SecretRedactor): Promise<LogLines> {
   if (request.offset === undefined) {
+    const c = collector(request, (line) => redactor.redact(line.text));
     let lowest = Number.POSITIVE_INFINITY;
     const { size } = await scanBackward(path, MAX_SCAN_BYTES, (line) => {
       lowest = line.offset;
@@ -82,6 +84,10 @@ export async function readLogLines(path: string, request: LogLinesRequest, redac
     const limited = !c.full() && scanned >= MAX_SCAN_BYTES;
     return { lines: lines.map((l) => l.text), first_offset: first, next_offset: size, size, truncated: first > 0 && (c.full() || limited), scanned_bytes: scanned, scan_limited: limited };
   }
+  // An offset may fall inside a line, even inside a key: the line it starts is redacted with what precedes it.
+  const before = request.offset > 0 ? await textBefore(path, request.offset) : '';
+  const start = request.offset;
+  const c = collector(request, (line) => (line.offset === start ? redactor.redactWindow(before, line.text, '') : redactor.redact(line.text)));
   let refusedAt: number | undefined;
   const { next, size } = await scanForward(path, request.offset, MAX_SCAN_BYTES, (line) => {
     const goOn = c.add(line);

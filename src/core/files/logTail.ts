@@ -20,22 +20,29 @@ export async function readSlice(path: string, offset: number, length: number): P
   return { text: bytes.toString('utf8'), offset: start, size, truncated: start > 0 };
 }
 
-/** The last `maxBytes` of a file, starting at a line boundary when it had to cut. */
-export async function readTail(path: string, maxBytes: number): Promise<FileSlice> {
+/**
+ * The last `maxBytes` of a file, starting at a line boundary when it had to cut (`atLineStart`),
+ * unless that would leave nothing: the end of one long line.
+ */
+export async function readTail(path: string, maxBytes: number): Promise<FileSlice & { atLineStart: boolean }> {
   const probe = await readSlice(path, Number.MAX_SAFE_INTEGER, 0);
   const slice = await readSlice(path, probe.size - maxBytes, maxBytes);
-  if (!slice.truncated) return slice;
+  if (!slice.truncated) return { ...slice, atLineStart: true };
   const newline = slice.text.indexOf('\n');
-  if (newline < 0 || newline === slice.text.length - 1) return slice;
+  if (newline < 0 || newline === slice.text.length - 1) return { ...slice, atLineStart: false };
   const dropped = Buffer.byteLength(slice.text.slice(0, newline + 1));
-  return { ...slice, text: slice.text.slice(newline + 1), offset: slice.offset + dropped };
+  return { ...slice, text: slice.text.slice(newline + 1), offset: slice.offset + dropped, atLineStart: true };
 }
 
-/** The last `lines` lines of a file (reading at most `maxBytes` from its end). */
+/**
+ * The last `lines` whole lines of a file (reading at most `maxBytes` from its end). A line longer
+ * than the read is left out: its start may be inside a key, which no redaction could then recognise.
+ */
 export async function tailLines(path: string, lines: number, maxBytes = 64 * 1024): Promise<string[]> {
-  const { text } = await readTail(path, maxBytes);
-  const all = text.split('\n');
+  const tail = await readTail(path, maxBytes);
+  const all = tail.text.split('\n');
   if (all.at(-1) === '') all.pop();
+  if (tail.truncated && !tail.atLineStart) all.shift();
   return all.slice(-lines);
 }
 

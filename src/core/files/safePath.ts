@@ -5,7 +5,8 @@
  * NUL bytes, empty segments (an absolute path after `//`) and symlinks leading elsewhere.
  * Each is refused with the reason, as a UserError: the server keeps answering.
  */
-import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { realpathSync, statSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { UserError } from '../errors.js';
 
@@ -45,21 +46,27 @@ export function safeName(raw: string, what: string, pattern: RegExp, expected: s
   return segments[0]!;
 }
 
+/*
+ * The one rule for every reader of RL_HOME (resources, tools, the run registry): what resolves
+ * outside the directory it belongs to is refused, in the words below, and never read. Sync: a
+ * realpath and a stat are cheap, and the run registry reads synchronously.
+ */
+
 /**
  * The real path of the directory `root/child`, refused when `child` is a symlink leading out of
  * `root` (its files could then live anywhere); undefined when it does not exist.
  */
-export async function realChildDir(root: string, child: string, what: string): Promise<string | undefined> {
-  const realRoot = await realDir(root);
-  const real = realRoot && (await realDir(join(root, child)));
+export function realChildDir(root: string, child: string, what: string): string | undefined {
+  const realRoot = realPath(root);
+  const real = realRoot && realPath(join(root, child));
   if (real === undefined) return undefined;
   if (real !== join(realRoot!, child)) throw refused(what, child, `its directory is a symlink leading outside ${root}`);
   return real;
 }
 
-async function realDir(dir: string): Promise<string | undefined> {
+function realPath(path: string): string | undefined {
   try {
-    return await realpath(dir);
+    return realpathSync(path);
   } catch (err) {
     if (isMissing(err)) return undefined;
     throw err;
@@ -71,27 +78,18 @@ async function realDir(dir: string): Promise<string | undefined> {
  * once symlinks are followed; undefined when it does not exist. FIFOs and devices are refused
  * because opening one would block or read without end.
  */
-export async function realFileWithin(realAnchor: string, path: string, what: string): Promise<string | undefined> {
-  let real: string;
-  try {
-    real = await realpath(path);
-  } catch (err) {
-    if (isMissing(err)) return undefined;
-    throw err;
-  }
+export function realFileWithin(realAnchor: string, path: string, what: string): string | undefined {
+  const real = realPath(path);
+  if (real === undefined) return undefined;
   if (!real.startsWith(realAnchor + sep)) throw refused(what, path, `it is a symlink leading outside ${realAnchor}`);
-  if (!(await stat(real)).isFile()) throw refused(what, path, 'it is not a regular file');
+  if (!statSync(real).isFile()) throw refused(what, path, 'it is not a regular file');
   return real;
 }
 
-/** True when `path` is a regular file itself (not a symlink, directory or FIFO). */
-export async function isPlainFile(path: string): Promise<boolean> {
-  try {
-    return (await lstat(path)).isFile();
-  } catch (err) {
-    if (isMissing(err)) return false;
-    throw err;
-  }
+/** The file `name` of the directory `root/child`, both held to the rule above; undefined when either is missing. */
+export function realFileOfChild(root: string, child: string, name: string, what: string): string | undefined {
+  const realChild = realChildDir(root, child, what);
+  return realChild === undefined ? undefined : realFileWithin(realChild, join(root, child, name), `${name} of ${what} ${child}`);
 }
 
 /** Names of the subdirectories of `root` that match `pattern` (ids of runs, tests); none when `root` is missing. */

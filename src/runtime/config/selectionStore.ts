@@ -11,6 +11,7 @@ import { readFileSync, statSync, type Stats } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { writeAtomically } from '../../core/files/atomicFile.js';
+import { diskFullError, isDiskFull } from '../../core/files/diskFull.js';
 import { UserError } from '../../core/errors.js';
 import { selectionPath } from '../../core/files/home.js';
 import type { JsonValue } from '../../core/json.js';
@@ -132,7 +133,7 @@ export class SelectionFile {
   private last?: { signature: string; loaded: Loaded };
 
   constructor(
-    home: string,
+    private readonly home: string,
     private readonly logger: Logger,
   ) {
     this.path = selectionPath(home);
@@ -230,6 +231,7 @@ export class SelectionFile {
     try {
       writeAtomically(this.path, `${JSON.stringify(toJson(config), null, 1)}\n`);
     } catch (err) {
+      if (isDiskFull(err)) throw diskFullError(this.home);
       const code = (err as NodeJS.ErrnoException).code ?? String(err);
       throw new UserError(`Cannot save the selection to ${this.path} (${code}): RL_HOME must be writable by the server.`, { selection_file: this.path });
     }

@@ -2,13 +2,24 @@
  * Tokens per rollout, measured from what an inference test's `process` run wrote: per completion
  * in a group, `tokens` with `masks` (-100 on prompt tokens), counted by the environment's own
  * tokenizer, which is the trained model's (tokenizer_name); a group without them is counted from
- * its `messages` at 4 characters per token. The endpoint's `usage` never reaches this server:
- * atroposlib is the endpoint's client and does not write it down.
+ * its `messages` at 4 characters per token. Rollouts atroposlib filled with placeholders (an
+ * OpenAI-compatible endpoint: every one 1 prompt and 127 completion tokens) are never counted:
+ * their lengths come from what the wire to the endpoint carried (src/runtime/inference/wire/),
+ * the endpoint's `usage` (a request's completion tokens shared among its choices by their
+ * length), else its texts at 4 characters per token.
  */
+import { hasOwnText, isPlaceholderRollout } from '../inference/wire/placeholders.js';
 
 export const CHARS_PER_TOKEN = 4;
 
-export type LengthSource = 'tokens/masks' | 'chars/4' | 'tokens/masks+chars/4';
+export type LengthSource = 'tokens/masks' | 'chars/4' | 'tokens/masks+chars/4' | 'endpoint usage' | 'endpoint text chars/4' | 'endpoint usage+chars/4';
+
+/** One request as the wire carried it: its prompt's characters, each choice's text, the endpoint's count. */
+export interface ExchangeLengths {
+  promptChars: number;
+  completions: readonly string[];
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
 
 export interface RolloutLengths {
   /** How the lengths were counted. */
@@ -25,12 +36,45 @@ const chars = (messages: unknown[], assistant: boolean): number =>
     return typeof content === 'string' && (role === 'assistant') === assistant ? n + content.length : n;
   }, 0);
 
-/** Adds one JSONL group at a time; `result` once every group was seen. */
+/** Rollouts' prompt and completion tokens, and how many were counted each way. */
+class Pool {
+  readonly prompts: number[] = [];
+  readonly completions: number[] = [];
+  /** Counted exactly (tokens/masks, or the endpoint's usage), and from characters. */
+  exact = 0;
+  byChars = 0;
+
+  push(prompt: number, completion: number, exact: boolean): void {
+    this.prompts.push(prompt);
+    this.completions.push(completion);
+    if (exact) this.exact++;
+    else this.byChars++;
+  }
+
+  result(sources: [LengthSource, LengthSource, LengthSource]): RolloutLengths | undefined {
+    if (this.completions.length === 0) return undefined;
+    const source = this.byChars === 0 ? sources[0] : this.exact === 0 ? sources[1] : sources[2];
+    const { prompts, completions } = this;
+    // A request's completion tokens shared among its choices are fractions: shown to a tenth, as means are.
+    return {
+      source,
+      rollouts: completions.length,
+      prompt_tokens: { mean: mean(prompts), max: round1(Math.max(...prompts)) },
+      completion_tokens: { mean: mean(completions), p25: round1(quantile(completions, 0.25)), max: round1(Math.max(...completions)) },
+    };
+  }
+}
+
+const tokensOf = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN);
+
+/**
+ * Adds one JSONL group (and one wire exchange) at a time; `result` once every one was seen: the
+ * groups' own lengths, or, when atroposlib wrote placeholders, the wire's.
+ */
 export class LengthCounter {
-  private readonly prompts: number[] = [];
-  private readonly completions: number[] = [];
-  private byTokens = 0;
-  private byChars = 0;
+  private readonly written = new Pool();
+  private readonly wire = new Pool();
+  private placeholders = 0;
 
   add(group: unknown): void {
     const { tokens, masks, messages } = (group ?? {}) as { tokens?: unknown; masks?: unknown; messages?: unknown };
@@ -38,34 +82,39 @@ export class LengthCounter {
     for (let i = 0; i < count; i++) {
       const t = isArray(tokens) ? tokens[i] : undefined;
       const m = isArray(masks) ? masks[i] : undefined;
-      if (isArray(t) && isArray(m) && m.length === t.length) {
-        const prompt = m.filter((x) => x === -100).length;
-        this.push(prompt, t.length - prompt);
-        this.byTokens++;
-        continue;
-      }
       const conversation = isArray(messages) ? messages[i] : undefined;
-      if (!isArray(conversation)) continue;
-      this.push(Math.ceil(chars(conversation, false) / CHARS_PER_TOKEN), Math.ceil(chars(conversation, true) / CHARS_PER_TOKEN));
-      this.byChars++;
+      const placeholder = isPlaceholderRollout(t, m);
+      if (placeholder) this.placeholders++;
+      if (!placeholder && isArray(t) && isArray(m) && m.length === t.length) {
+        const prompt = m.filter((x) => x === -100).length;
+        this.written.push(prompt, t.length - prompt, true);
+      } else if (isArray(conversation) && (!placeholder || hasOwnText(conversation))) {
+        this.written.push(Math.ceil(chars(conversation, false) / CHARS_PER_TOKEN), Math.ceil(chars(conversation, true) / CHARS_PER_TOKEN), false);
+      }
     }
+  }
+
+  /** One request's choices as rollouts: the endpoint's usage when it gave one, else the texts' characters. */
+  addExchange({ promptChars, completions, usage }: ExchangeLengths): void {
+    const textTokens = completions.map(tokensOf);
+    const totalText = textTokens.reduce((a, b) => a + b, 0);
+    completions.forEach((_, i) => {
+      if (usage === undefined) return this.wire.push(Math.ceil(promptChars / CHARS_PER_TOKEN), textTokens[i]!, false);
+      const share = totalText > 0 ? textTokens[i]! / totalText : 1 / completions.length;
+      this.wire.push(usage.prompt_tokens, usage.completion_tokens * share, true);
+    });
   }
 
   /** Rollouts counted and their prompt and completion tokens, summed. */
   totals(): { rollouts: number; prompt: number; completion: number } {
     const sum = (v: number[]): number => v.reduce((a, b) => a + b, 0);
-    return { rollouts: this.completions.length, prompt: sum(this.prompts), completion: sum(this.completions) };
+    return { rollouts: this.written.completions.length, prompt: sum(this.written.prompts), completion: sum(this.written.completions) };
   }
 
+  /** Placeholders are never lengths: with any, the wire's count when it has one, else the environment's own texts. */
   result(): RolloutLengths | undefined {
-    if (this.completions.length === 0) return undefined;
-    const source: LengthSource = this.byChars === 0 ? 'tokens/masks' : this.byTokens === 0 ? 'chars/4' : 'tokens/masks+chars/4';
-    return { source, rollouts: this.completions.length, prompt_tokens: { mean: mean(this.prompts), max: Math.max(...this.prompts) }, completion_tokens: { mean: mean(this.completions), p25: quantile(this.completions, 0.25), max: Math.max(...this.completions) } };
-  }
-
-  private push(prompt: number, completion: number): void {
-    this.prompts.push(prompt);
-    this.completions.push(completion);
+    const fromWire = this.placeholders > 0 ? this.wire.result(['endpoint usage', 'endpoint text chars/4', 'endpoint usage+chars/4']) : undefined;
+    return fromWire ?? this.written.result(['tokens/masks', 'chars/4', 'tokens/masks+chars/4']);
   }
 }
 

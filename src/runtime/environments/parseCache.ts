@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../../core/logger.js';
 import { DISCOVER_SCRIPT, type ParseResult } from './pythonReader.js';
@@ -161,6 +161,7 @@ export class ParseCache {
       await writeFile(temp, JSON.stringify({ ...this.stamp(), entries }));
       await rename(temp, this.file);
     } catch (err) {
+      await rm(temp, { force: true });
       this.logger.warn({ file: this.file, err: String(err) }, 'discovery cache not saved; the next server start parses again');
     }
   }

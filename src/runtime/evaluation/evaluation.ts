@@ -5,7 +5,7 @@
  * (status running, for other servers and rl_get_results) and when it ends.
  */
 import { EventEmitter } from 'node:events';
-import { rename, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EVALUATION_RESULT } from '../../core/files/home.js';
 import { evaluationFileUri } from '../../core/resourceUris.js';
@@ -200,6 +200,7 @@ export class Evaluation {
       await writeFile(`${path}.tmp`, this.ctx.redactor.redact(JSON.stringify(output)));
       await rename(`${path}.tmp`, path);
     } catch (err) {
+      await rm(`${path}.tmp`, { force: true });
       this.ctx.logger.error({ err, eval_id: this.id }, 'could not write the evaluation result');
     }
   }

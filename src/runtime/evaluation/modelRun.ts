@@ -6,6 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonValue } from '../../core/json.js';
+import { WIRE_SUFFIX } from '../../core/files/home.js';
 import { tailLines } from '../../core/files/logTail.js';
 import type { Logger } from '../../core/logger.js';
 import type { SecretRedactor } from '../../core/redact.js';
@@ -15,6 +16,8 @@ import { processEnv, type KeyConfig } from '../inference/command.js';
 import { classifyCrash, classifyDroppedGroups, type FailureKind } from '../inference/failures.js';
 import { ModelProcess, type ModelProcessOutcome } from '../inference/modelProcess.js';
 import { evalCommand, type EvalMethod } from './evalCommand.js';
+import { readExchanges } from '../inference/wire/exchanges.js';
+import { recordWire, type WireRecording } from '../inference/wire/recorder.js';
 import { itemScores, readRolloutGroups, type ItemScore, type Rollout } from './rollouts.js';
 
 const CAUSE_SEARCH_LINES = 300;
@@ -98,25 +101,48 @@ export class EvalModelRun {
     const { ctx, spec } = this;
     const logFile = `${spec.stem}.${this.method}.log`;
     const groupsFile = join(ctx.dir, `${spec.stem}.groups.jsonl`);
-    const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
-      method: this.method,
-      envFile: ctx.envFile,
-      envConfig: ctx.envConfig,
-      baseUrl: ctx.baseUrl,
-      modelId: spec.model,
-      serverEntries: ctx.serverEntries,
-      stem: `${spec.stem}-${this.method}`,
-      numItems: ctx.numItems,
-      groupSize: ctx.groupSize,
-      groupsFile,
-    });
-    if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
+    // `process` writes placeholders for an OpenAI-compatible endpoint: its texts are taken from the wire.
+    const wireFile = `${spec.stem}${WIRE_SUFFIX}`;
+    const wire = this.method === 'process' ? await recordWire(ctx.baseUrl, join(ctx.dir, wireFile), { redactor: ctx.redactor, logger: ctx.logger, processEnv: ctx.settings.processEnv }) : undefined;
+    let outcome: ModelProcessOutcome;
+    let evalDir: string | undefined;
+    try {
+      const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
+        method: this.method,
+        envFile: ctx.envFile,
+        envConfig: ctx.envConfig,
+        baseUrl: wire?.baseUrl ?? ctx.baseUrl,
+        modelId: spec.model,
+        serverEntries: ctx.serverEntries,
+        stem: `${spec.stem}-${this.method}`,
+        numItems: ctx.numItems,
+        groupSize: ctx.groupSize,
+        groupsFile,
+      });
+      evalDir = cmd.evalDir;
+      if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
+      outcome = await this.runProcess(cmd, join(ctx.dir, logFile), wire);
+    } finally {
+      await wire?.stop();
+    }
+    const base = { log_file: logFile, duration_seconds: Math.round(outcome.durationMs / 100) / 10 };
+    const failure = await this.failure(base, outcome);
+    if (failure) return failure;
+    if (evalDir !== undefined) return this.collectEvaluate(base, evalDir);
+    const exchanges = await readExchanges(join(ctx.dir, wireFile));
+    return this.finish(base, await readRolloutGroups(groupsFile, 'groups', exchanges.length > 0 ? { exchanges, file: wireFile } : undefined));
+  }
+
+  private async runProcess(cmd: { file: string; args: string[] }, logFile: string, wire: WireRecording | undefined): Promise<ModelProcessOutcome> {
+    const { ctx } = this;
+    const env = processEnv(ctx.settings, false);
     const started = await ModelProcess.start({
       file: cmd.file,
       args: cmd.args,
-      env: processEnv(ctx.settings, false),
+      env: wire ? wire.env(env) : env,
       cwd: ctx.settings.root,
-      logFile: join(ctx.dir, logFile),
+      logFile,
+      ...(wire ? { preamble: wire.note } : {}),
       timeoutMs: ctx.timeoutSeconds * 1000,
       graceMs: ctx.settings.stopGraceSeconds * 1000,
       maxFailedGroups: Math.max(5, 2 * ctx.numItems),
@@ -125,11 +151,7 @@ export class EvalModelRun {
     this.process = started;
     // A stop that came while the process was being launched applies to it now.
     if (this.stopped !== undefined) started.stop('cancelled');
-    const outcome = await started.done;
-    const base = { log_file: logFile, duration_seconds: Math.round(outcome.durationMs / 100) / 10 };
-    const failure = await this.failure(base, outcome);
-    if (failure) return failure;
-    return cmd.evalDir !== undefined ? this.collectEvaluate(base, cmd.evalDir) : this.collectGroups(base, groupsFile);
+    return started.done;
   }
 
   private async failure(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, outcome: ModelProcessOutcome): Promise<ModelRunResult | undefined> {
@@ -137,7 +159,8 @@ export class EvalModelRun {
     if (outcome.stopReason === 'timeout') return fail(base, 'timed_out', `Timed out after ${this.ctx.timeoutSeconds} s; the process group was killed. See log_file.`);
     if (outcome.stopReason === 'cancelled') return fail(base, 'cancelled', `Cancelled: ${this.stopped ?? 'stopped'}`);
     const logLines = outcome.stopReason === 'gave_up' || outcome.exitCode !== 0 ? await tailLines(join(this.ctx.dir, base.log_file), CAUSE_SEARCH_LINES) : [];
-    const context = { baseUrl: this.ctx.baseUrl, modelId: this.spec.model, logLines };
+    // Every model of an evaluation is sampled through Tinker with its key.
+    const context = { baseUrl: this.ctx.baseUrl, modelId: this.spec.model, logLines, key: { kind: 'tinker' } as const };
     if (outcome.stopReason === 'gave_up') {
       const ended = `Stopped after ${outcome.failedGroups} failed groups (atroposlib would retry until the timeout)`;
       const { kind, error } = classifyDroppedGroups({ ...context, ended }, outcome.failedGroups);
@@ -172,10 +195,6 @@ export class EvalModelRun {
     const samplesFile = join(this.ctx.dir, `${this.spec.stem}.samples.jsonl`);
     await writeFile(samplesFile, this.ctx.redactor.redact(samplesText));
     return this.finish(base, await readRolloutGroups(samplesFile, 'samples'), envMetrics);
-  }
-
-  private async collectGroups(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groupsFile: string): Promise<ModelRunResult> {
-    return this.finish(base, await readRolloutGroups(groupsFile, 'groups'));
   }
 
   private async finish(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groups: Rollout[][] | undefined, envMetrics?: Record<string, JsonValue>): Promise<ModelRunResult> {

@@ -7,11 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { EVAL_ID_PATTERN, EVALUATION_RESULT, evaluationDir, evaluationsRoot } from '../../core/files/home.js';
 import type { JsonValue } from '../../core/json.js';
-import { isMissing, namedSubdirs } from '../../core/files/safePath.js';
+import { isMissing, namedSubdirs, realFileOfChild } from '../../core/files/safePath.js';
+import { refuseWhenFull } from '../../core/files/diskFull.js';
 import type { CoreServices } from '../../core/services.js';
 import { writeKeyConfig } from '../inference/command.js';
 import { waitOnJob, type WaitOptions } from '../inference/jobWait.js';
@@ -105,7 +105,9 @@ export class Evaluations {
     const dir = evaluationDir(this.core.settings.home, evalId);
     let text: string;
     try {
-      text = await readFile(join(dir, EVALUATION_RESULT), 'utf8');
+      const path = realFileOfChild(this.directory, evalId, EVALUATION_RESULT, 'evaluation');
+      if (path === undefined) return undefined;
+      text = await readFile(path, 'utf8');
     } catch (err) {
       if (isMissing(err)) return undefined;
       throw err;
@@ -160,6 +162,8 @@ export class Evaluations {
   }
 
   private async createDirectory(): Promise<{ id: string; dir: string }> {
+    // A job that writes for minutes is refused before it starts, not left failing halfway.
+    refuseWhenFull(this.core.settings.home);
     await mkdir(this.directory, { recursive: true });
     for (;;) {
       const id = randomBytes(4).toString('hex');

@@ -25,6 +25,8 @@ export interface ModelProcessSpec {
   env: Record<string, string>;
   cwd: string;
   logFile: string;
+  /** `# ...` lines written to the log after the command (what the process talks to). */
+  preamble?: string;
   timeoutMs: number;
   /** SIGTERM-to-SIGKILL grace when stopped for a timeout, a cancellation or endless retries. */
   graceMs: number;
@@ -113,7 +115,7 @@ export class ModelProcess {
     const log = createWriteStream(spec.logFile, { flags: 'a', mode: 0o600 });
     // A log that cannot be written must not take the server down; the outcome still comes back.
     log.on('error', () => undefined);
-    log.write(spec.redactor.redact(`$ ${[spec.file, ...spec.args].join(' ')}\n# cwd ${spec.cwd}, started ${new Date(started).toISOString()}\n`));
+    log.write(spec.redactor.redact(`$ ${[spec.file, ...spec.args].join(' ')}\n# cwd ${spec.cwd}, started ${new Date(started).toISOString()}\n${spec.preamble ? `${spec.preamble}\n` : ''}`));
     const child = execa(spec.file, spec.args, {
       cwd: spec.cwd,
       env: spec.env,

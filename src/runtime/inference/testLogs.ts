@@ -26,7 +26,7 @@ export async function testLog(home: string, testId: string, model: string | unde
     throw new UserError(`'${testId.slice(0, 100)}' is not a test id: test ids are 8 lowercase hex characters, as rl_test_inference returns.`, { field: 'test_id', expected: TEST_ID_PATTERN.source });
   }
   const root = inferenceTestsRoot(home);
-  const realTest = await realChildDir(root, testId, 'inference test');
+  const realTest = realChildDir(root, testId, 'inference test');
   if (realTest === undefined) throw new NotFoundError(`Inference test '${testId}' not found in ${root}. Start one with rl_test_inference.`, { field: 'test_id', test_id: testId });
   const logs = (await readdir(realTest)).filter((name) => LOG_NAME.test(name)).sort((a, b) => Number(LOG_NAME.exec(a)![1]) - Number(LOG_NAME.exec(b)![1]));
   const file = model === undefined ? (logs.length === 1 ? logs[0] : undefined) : logs.find((name) => name === model || LOG_NAME.exec(name)![2] === modelFileName(model));
@@ -38,7 +38,7 @@ export async function testLog(home: string, testId: string, model: string | unde
       available: logs,
     });
   }
-  const path = await realFileWithin(realTest, join(realTest, file), `log ${file} of inference test ${testId}`);
+  const path = realFileWithin(realTest, join(realTest, file), `log ${file} of inference test ${testId}`);
   if (path === undefined) throw new NotFoundError(`${file} of inference test '${testId}' is gone.`, { test_id: testId });
   return { file, path };
 }

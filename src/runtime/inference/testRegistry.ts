@@ -11,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
+import { isMissing, realFileOfChild } from '../../core/files/safePath.js';
+import { refuseWhenFull } from '../../core/files/diskFull.js';
 import type { CoreServices } from '../../core/services.js';
 import { writeKeyConfig, type ServerType } from './command.js';
 import { InferenceTest, type TestKeys } from './testRun.js';
@@ -134,6 +136,8 @@ export class InferenceTests {
     this.tests.set(id, test);
     this.prune();
     logger.info({ test_id: id, environment: req.environment.name, models: test.params.models.map((m) => m.id), base_url: baseUrl }, 'inference test started');
+    // Each model goes through a recording proxy that takes a moment to listen: a start answers once its first models run.
+    await test.started;
     return test;
   }
 
@@ -205,6 +209,8 @@ export class InferenceTests {
   }
 
   private async createDirectory(): Promise<{ id: string; dir: string }> {
+    // A job that writes for minutes is refused before it starts, not left failing halfway.
+    refuseWhenFull(this.core.settings.home);
     await mkdir(this.directory, { recursive: true });
     for (;;) {
       const id = randomBytes(4).toString('hex');
@@ -222,11 +228,9 @@ export class InferenceTests {
   private async stored(testId: string): Promise<TestOutput | undefined> {
     if (!TEST_ID_PATTERN.test(testId)) return undefined;
     const dir = inferenceTestDir(this.core.settings.home, testId);
-    let text: string;
-    try {
-      text = await readFile(join(dir, INFERENCE_TEST_RESULT), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    const path = realFileOfChild(this.directory, testId, INFERENCE_TEST_RESULT, 'inference test');
+    const text = path === undefined ? undefined : await readFile(path, 'utf8').catch((err: unknown) => (isMissing(err) ? undefined : Promise.reject(err)));
+    if (text === undefined) {
       if (await stat(dir).then((s) => s.isDirectory(), () => false)) {
         throw new UserError(`Inference test '${testId}' has no result: another server process sharing RL_HOME is running it, or the server running it stopped before it finished. Its logs are in ${dir}.`);
       }

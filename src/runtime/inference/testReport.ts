@@ -18,9 +18,11 @@ export interface ModelReport extends ModelScores {
   stderr_tail?: string;
   exit_code?: number | null;
   timed_out?: boolean;
-  /** What kind of failure `error` describes. */
+  /** What kind of failure `error` describes; for a model that ran, what `warning` says (no_learning_signal). */
   error_kind?: FailureKind;
-  /** Prompt and completion tokens per rollout, measured from the output file (what cost estimates use). */
+  /** The model ran, but what it produced cannot be learned from. */
+  warning?: string;
+  /** Prompt and completion tokens per rollout, measured from the output file or the wire (what cost estimates use). */
   rollout_tokens?: RolloutLengths;
   /** The endpoint that served this model, when not the test's base_url (Tinker models). */
   endpoint?: string;

@@ -5,7 +5,7 @@
  * call could last 3 x 600 s, far beyond what any client waits).
  */
 import { EventEmitter } from 'node:events';
-import { rename, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../core/logger.js';
 import type { SecretRedactor } from '../../core/redact.js';
@@ -13,16 +13,12 @@ import type { Settings } from '../../core/settings.js';
 import { endpointEntry, processCommand, processEnv, type KeyConfig, type ServerType } from './command.js';
 import { ModelProcess, type ModelProcessOutcome } from './modelProcess.js';
 import type { TestModel } from './models.js';
-import { readGroupScores, scoreGroups, summarize } from './scoring.js';
+import { scoreGroups, summarize } from './scoring.js';
 import type { ModelReport, ModelState, TestOutput, TestStatus } from './testReport.js';
-import { INFERENCE_TEST_RESULT } from '../../core/files/home.js';
-import { classifyCrash, classifyDroppedGroups, type FailureContext } from './failures.js';
-import { tailLines } from '../../core/files/logTail.js';
-import { LengthCounter } from '../cost/lengths.js';
+import { INFERENCE_TEST_RESULT, WIRE_SUFFIX } from '../../core/files/home.js';
 import { saveTestLengths } from '../cost/lengthStore.js';
-
-/** How far up a failed model's log the cause is looked for. */
-const CAUSE_SEARCH_LINES = 300;
+import { judgeModel, seconds, type ReportBase } from './judgement.js';
+import { recordWire } from './wire/recorder.js';
 
 /** Models run at once per test: the endpoint is remote, the local cost is one Python process each. */
 export const MODEL_CONCURRENCY = 3;
@@ -40,23 +36,20 @@ export interface TestParameters {
   server_entries: 1 | 2;
 }
 
-type ReportBase = Pick<ModelReport, 'model' | 'name' | 'scale' | 'output_file' | 'log_file' | 'endpoint'>;
-
 interface Slot {
   model: TestModel;
-  files: { output: string; log: string };
+  /** Its groups (process output), its log, and what the wire to its endpoint carried. */
+  files: { output: string; log: string; wire: string };
   state: ModelState;
   process?: ModelProcess;
   startedAt?: number;
   report?: ModelReport;
 }
 
-const seconds = (ms: number): number => Math.round(ms / 100) / 10;
-
 /** A model id as it appears in its files' names. */
 export const modelFileName = (id: string): string => id.replace(/[^A-Za-z0-9._-]+/g, '_');
 
-/** A name for a model's files (`<n>-<id>.log`, `.jsonl`): its index keeps two ids that sanitize alike apart. */
+/** A name for a model's files (`<n>-<id>.log`, `.jsonl`, `.wire.jsonl`): its index keeps two ids that sanitize alike apart. */
 function fileStem(index: number, id: string): string {
   return `${index + 1}-${modelFileName(id)}`;
 }
@@ -78,6 +71,8 @@ export class InferenceTest {
   status: TestStatus = 'running';
   /** Resolves when every model process has exited and the result is on disk. */
   readonly done: Promise<void>;
+  /** Resolves once the first models (as many as run at once) are running, or over: what a start answers with. */
+  readonly started: Promise<void>;
   private readonly slots: Slot[];
   private readonly events = new EventEmitter();
   private cancelReason?: string;
@@ -92,9 +87,15 @@ export class InferenceTest {
   ) {
     this.slots = params.models.map((model, i) => {
       const stem = fileStem(i, model.id);
-      return { model, state: 'queued', files: { output: join(dir, `${stem}.jsonl`), log: join(dir, `${stem}.log`) } };
+      return { model, state: 'queued', files: { output: join(dir, `${stem}.jsonl`), log: join(dir, `${stem}.log`), wire: join(dir, `${stem}${WIRE_SUFFIX}`) } };
     });
-    this.done = this.run(keys);
+    let markStarted!: () => void;
+    this.started = new Promise<void>((resolve) => (markStarted = resolve));
+    const firstWave = Math.min(MODEL_CONCURRENCY, this.slots.length);
+    this.events.on('change', () => {
+      if (this.slots.filter((s) => s.state !== 'queued').length >= firstWave) markStarted();
+    });
+    this.done = this.run(keys).finally(markStarted);
   }
 
   /** Stops the test: running models are stopped (grace in ms, default the operator's), queued ones never start. */
@@ -205,10 +206,29 @@ export class InferenceTest {
   }
 
   private async startAndJudge(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<void> {
+    const { settings, redactor, logger } = this.services;
+    const endpointUrl = base.endpoint ?? this.params.base_url;
+    const wire = await recordWire(endpointUrl, slot.files.wire, { redactor, logger, processEnv: settings.processEnv });
+    let outcome: ModelProcessOutcome;
+    try {
+      slot.process = await this.startProcess(slot, keyConfig, wire.baseUrl, wire.env, wire.note);
+      slot.startedAt = Date.now();
+      slot.state = 'running';
+      this.events.emit('change');
+      outcome = await slot.process.done;
+    } finally {
+      await wire.stop();
+    }
+    const ctx = { baseUrl: this.params.base_url, python: settings.python, timeoutSeconds: this.params.timeout_seconds, cancelReason: this.cancelReason, ...(slot.model.route?.key ? { key: slot.model.route.key } : {}) };
+    const { report, state } = await judgeModel(ctx, base, outcome, slot.files.wire);
+    this.finish(slot, state, report);
+  }
+
+  /** The model's `process`, its requests sent to `baseUrl` (the recording proxy's, when there is one). */
+  private async startProcess(slot: Slot, keyConfig: KeyConfig, baseUrl: string, env: (base: Record<string, string>) => Record<string, string>, note: string): Promise<ModelProcess> {
     const { settings, redactor } = this.services;
     const { num_steps, group_size, use_wandb, server_type, timeout_seconds, environment, server_entries } = this.params;
-    const base_url = base.endpoint ?? this.params.base_url;
-    const endpoint = endpointEntry({ baseUrl: base_url, modelId: slot.model.id, serverType: server_type });
+    const endpoint = endpointEntry({ baseUrl, modelId: slot.model.id, serverType: server_type });
     const keyConfigPath = server_entries === 2 ? await keyConfig.serversFile(basename(slot.files.log, '.log'), [endpoint, endpoint]) : keyConfig.path;
     const { file, args } = processCommand(settings, {
       envFile: environment.file_path,
@@ -216,29 +236,24 @@ export class InferenceTest {
       groupSize: group_size,
       useWandb: use_wandb,
       outputFile: slot.files.output,
-      baseUrl: base_url,
+      baseUrl,
       modelId: slot.model.id,
       serverType: server_type,
       keyConfigFile: keyConfigPath,
       serverEntries: server_entries,
     });
-    slot.process = await ModelProcess.start({
+    return ModelProcess.start({
       file,
       args,
-      env: processEnv(settings, use_wandb),
+      env: env(processEnv(settings, use_wandb)),
       cwd: settings.root,
       logFile: slot.files.log,
+      preamble: note,
       timeoutMs: timeout_seconds * 1000,
       graceMs: settings.stopGraceSeconds * 1000,
       maxFailedGroups: Math.max(5, 2 * num_steps),
       redactor,
     });
-    slot.startedAt = Date.now();
-    slot.state = 'running';
-    this.events.emit('change');
-    const outcome = await slot.process.done;
-    const { report, state } = await this.judge(base, outcome, slot.files.output);
-    this.finish(slot, state, report);
   }
 
   private finish(slot: Slot, state: ModelState, report: ModelReport): void {
@@ -247,61 +262,13 @@ export class InferenceTest {
     this.events.emit('change');
   }
 
-  private async judge(
-    base: ReportBase,
-    outcome: ModelProcessOutcome,
-    outputFile: string,
-  ): Promise<{ report: ModelReport; state: ModelState }> {
-    const timing = { duration_seconds: seconds(outcome.durationMs) };
-    const failure = (state: ModelState, error: string, extra: Partial<ModelReport> = {}): { report: ModelReport; state: ModelState } => ({
-      state,
-      report: {
-        ...base,
-        ...scoreGroups([]),
-        ...timing,
-        error,
-        ...(outcome.stderrTail ? { stderr_tail: outcome.stderrTail } : {}),
-        ...(outcome.spawnError === undefined && outcome.stopReason === undefined ? { exit_code: outcome.exitCode } : {}),
-        ...extra,
-      },
-    });
-    if (outcome.spawnError !== undefined) return failure('failed', `Could not start ${this.services.settings.python}: ${outcome.spawnError}. Check RL_PYTHON.`);
-    switch (outcome.stopReason) {
-      case 'timeout':
-        return failure('timed_out', `Timed out after ${this.params.timeout_seconds} s; the process group was killed. See log_file.`, { timed_out: true });
-      case 'cancelled':
-        return failure('cancelled', `Cancelled: ${this.cancelReason ?? 'stopped'}`);
-      case 'gave_up': {
-        const ended = `Stopped after ${outcome.failedGroups} failed groups (atroposlib would retry until the timeout)`;
-        const { kind, error } = classifyDroppedGroups(await this.failureContext(base, ended), outcome.failedGroups);
-        return failure('failed', error, { error_kind: kind });
-      }
-    }
-    if (outcome.exitCode !== 0) {
-      const ended = outcome.signal ? `Process killed by ${outcome.signal}` : `Process exited with code ${outcome.exitCode}`;
-      const { kind, error } = classifyCrash(await this.failureContext(base, ended));
-      return failure('failed', error, { error_kind: kind });
-    }
-    const lengths = new LengthCounter();
-    const groups = await readGroupScores(outputFile, (group) => lengths.add(group));
-    if (groups === undefined) return failure('failed', `Output file not created: ${outputFile}`);
-    if (groups.length === 0) return failure('failed', 'The process finished but wrote no group: every group was skipped or invalid. See log_file.');
-    const rollout_tokens = lengths.result();
-    return { report: { ...base, ...scoreGroups(groups), ...timing, ...(rollout_tokens ? { rollout_tokens } : {}) }, state: 'succeeded' };
-  }
-
-  private async failureContext(base: ReportBase, ended: string): Promise<FailureContext> {
-    // The cause sits above the traceback's last line, often beyond the stderr tail kept in memory.
-    const logLines = await tailLines(base.log_file, CAUSE_SEARCH_LINES);
-    return { baseUrl: base.endpoint ?? this.params.base_url, modelId: base.model, ended, logLines };
-  }
-
   private async persist(output: TestOutput): Promise<void> {
     const path = join(this.dir, INFERENCE_TEST_RESULT);
     try {
       await writeFile(`${path}.tmp`, this.services.redactor.redact(JSON.stringify(output)));
       await rename(`${path}.tmp`, path);
     } catch (err) {
+      await rm(`${path}.tmp`, { force: true });
       this.services.logger.error({ err, test_id: this.id }, 'could not write the inference test result');
     }
   }

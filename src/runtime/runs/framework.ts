@@ -12,7 +12,7 @@ import type { SecretRedactor } from '../../core/redact.js';
 import type { Settings } from '../../core/settings.js';
 import type { RunEstimate } from '../cost/estimate.js';
 import type { TinkerFacts } from '../environments/tinkerReadiness.js';
-import type { FrameworkName, RunNames, RunObservations, RunRecord } from './registry/record.js';
+import type { FrameworkName, RunNames, RunObservations, RunRecord, UntrainedSteps } from './registry/record.js';
 
 /** What a run trains: the environment (or recipe) and its config values (ConfigSelection.forRun). */
 export interface RunSelection {
@@ -93,6 +93,11 @@ export interface TrainingSummary {
   steps_completed: number;
   /** Sequences trained in the finished steps; undefined when never said. */
   sequences_trained?: number;
+  /**
+   * The latest finished steps, in a row, that trained nothing (every group of their batches scored
+   * alike: zero advantages); undefined when the latest finished step trained something.
+   */
+  untrained_steps?: UntrainedSteps;
   /** The latest per-step mean rewards, oldest first, and the last loss. */
   recent_rewards: number[];
   last_loss?: number;
@@ -135,13 +140,17 @@ export interface HealthTerms {
 export interface RunFramework {
   readonly name: FrameworkName;
   /**
-   * Every refusal of a start that needs no lock (a config that would stall, the install's
-   * requirements): slow checks, run before the start lock. `othersActive`: other runs are active,
-   * so this one will get resources of its own rather than the configured ones.
+   * Every refusal of a start that does not depend on the other runs (a config that would stall,
+   * the install's requirements): slow checks, run before the start lock, concurrently with other
+   * starts.
    */
-  preflight(request: StartRequest & { othersActive: boolean }): Promise<Preflight>;
-  /** The run laid out beside the `active` ones (its ports, files, commands), under the start lock; refusals that depend on them are thrown here. */
-  plan(request: StartRequest & { active: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan>;
+  preflight(request: StartRequest): Promise<Preflight>;
+  /**
+   * The run laid out beside the `active` ones (its ports, files, commands), under the start lock;
+   * refusals that depend on them are thrown here. `neighbours`: the active runs and the ended ones
+   * whose processes are still being stopped; they may still hold their ports.
+   */
+  plan(request: StartRequest & { active: readonly RunRecord[]; neighbours: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan>;
   /** What a run of `selection` would cost, before it starts. */
   estimate(settings: Settings, selection: RunSelection): RunEstimate;
   /** The processes of a run, in the order they start; they stop in `stopOrder`. */

@@ -12,12 +12,12 @@ import { RUN_FILES, runIndexPath, startLockPath } from '../../core/files/home.js
 import type { CoreServices } from '../../core/services.js';
 import { delay, waitAtMost } from '../../core/wait.js';
 import type { StartedRun, StatusReport, StopAnswer } from './answers.js';
-import type { RunFramework, RunPlan, RunSelection } from './framework.js';
+import type { Preflight, RunFramework, RunPlan, RunSelection, StartRequest } from './framework.js';
 import { frameworkFor, frameworkOf } from './frameworks.js';
 import { placement, placementOf } from './placements.js';
 import { FileLock } from './registry/fileLock.js';
 import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
-import { initialRecord, isActive, isDamaged, newRunId, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
+import { initialRecord, isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
 import { refuseAtLimit } from './placement/host.js';
 import { RunStore } from './registry/store.js';
 import { RunSupervisor, TICK_MS } from './supervision/supervisor.js';
@@ -27,8 +27,7 @@ import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
 import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
 import { estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
-import type { TinkerApi } from '../tinker/helper.js';
-import { RunUsage } from './usage.js';
+import type { RunUsage } from './usage.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -44,32 +43,37 @@ export class RunManager {
   /** What listings and the registry scan know of every run, parsed again only when run.json changed. */
   private readonly index: RunIndex;
   private readonly supervisors = new Map<string, RunSupervisor>();
-  /** Start requests of this server, one at a time (a second one must see the first run). */
-  private starting: Promise<unknown> = Promise.resolve();
+  /** Run creations of this server, one at a time (a second one must see the first run). */
+  private creating: Promise<unknown> = Promise.resolve();
   private follow?: NodeJS.Timeout;
   /** Some active run is supervised by another server: the registry is rescanned on every follow tick. */
   private activeRunsSupervisedElsewhere = false;
   /** The runs root's mtime at the last scan: a run created by another server changes it. */
   private scannedRootMtime = -1;
   private closed = false;
-  /** What Tinker says each run used (billed dollars, storage), cached in run.json. */
-  readonly usage: RunUsage;
 
-  constructor(
-    private readonly core: CoreServices,
-    tinker: TinkerApi,
-  ) {
+  constructor(private readonly core: CoreServices, readonly usage: RunUsage) {
     this.store = new RunStore(core.settings.home);
-    this.usage = new RunUsage(core, tinker, this.store);
     this.index = new RunIndex(this.store, runIndexPath(core.settings.home), this.healthPolicy, core.logger);
     this.reconcile();
   }
 
-  /** Starts a run of `selection`: refusals first, then the record, then start-up in the background. */
-  start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
-    const run = this.starting.then(() => this.startNow(selection, signal));
-    this.starting = run.catch(() => undefined);
-    return run;
+  /**
+   * Starts a run of `selection`: refusals first, then the record, then start-up in the background.
+   * Starts check their requirements concurrently; laying out and creating runs goes one start at a
+   * time (a start must see the run created before it), under the start lock shared with the other
+   * servers on RL_HOME.
+   */
+  async start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
+    const { settings } = this.core;
+    const framework = frameworkFor(selection);
+    refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
+    const runId = this.store.unusedRunId();
+    const request = { settings, selection, runId, runDir: this.store.dir(runId), signal };
+    const preflight = await framework.preflight(request);
+    const created = this.creating.then(() => this.createRun(framework, { ...request, preflight }));
+    this.creating = created.catch(() => undefined);
+    return created;
   }
 
   /** What a run of `selection` would cost, and the refusal a start would meet over the budgets (checked again under the start lock). */
@@ -215,15 +219,15 @@ export class RunManager {
     });
   }
 
-  private async startNow(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
-    const { settings } = this.core;
-    const framework = frameworkFor(selection);
-    refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
-    let runId = newRunId();
-    while (this.store.exists(runId)) runId = newRunId();
-    const request = { settings, selection, runId, runDir: this.store.dir(runId), signal };
-    const preflight = await framework.preflight({ ...request, othersActive: this.activeRuns().length > 0 });
+  /** Ended runs whose record still calls a process running that lives: their leftovers are being stopped. */
+  private endingRuns(): RunRecord[] {
+    const entries = this.index.runs().flatMap((run) => (isActive(run.status) || !anyAlive(run) ? [] : [this.store.read(run.run_id)]));
+    return entries.filter((entry): entry is RunRecord => entry !== undefined && !isDamaged(entry));
+  }
 
+  private async createRun(framework: RunFramework, request: StartRequest & { preflight: Preflight }): Promise<StartedRun> {
+    const { settings } = this.core;
+    request.signal?.throwIfAborted();
     // Servers sharing RL_HOME: the active-run checks, the choice of ports and the creation must not interleave.
     this.store.ensureRoot();
     const startLock = new FileLock(startLockPath(settings.home));
@@ -231,11 +235,11 @@ export class RunManager {
     try {
       const active = this.activeRuns();
       refuseAtLimit(active, settings.maxConcurrentRuns);
-      const plan = await framework.plan({ ...request, active, preflight });
+      const plan = await framework.plan({ ...request, active, neighbours: [...active, ...this.endingRuns()] });
       refuseOverBudget(settings, plan.estimate, active);
-      const record = { ...this.newRecord(runId, selection, framework, plan), cost: planFor(settings, plan.estimate) };
+      const record = { ...this.newRecord(request.runId, request.selection, framework, plan), cost: planFor(settings, plan.estimate) };
       const lock = this.create(record, plan);
-      this.core.logger.info({ run_id: runId, framework: framework.name, environment: record.environment, ports: record.ports }, 'run starting');
+      this.core.logger.info({ run_id: record.run_id, framework: framework.name, environment: record.environment, ports: record.ports }, 'run starting');
       this.supervise(record, lock).begin();
       return { record, config: plan.shownConfig, estimate: plan.estimate };
     } finally {
@@ -284,8 +288,7 @@ export class RunManager {
         placement: placementOf(record),
         childEnvs: frameworkOf(record).childEnvironments(this.core.settings, record),
         onReleased: (runId) => this.supervisors.delete(runId),
-        othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),
-        usage: this.usage,
+        othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId), usage: this.usage,
       },
       record,
     );

@@ -103,7 +103,8 @@ export async function describeRun(record: RunRecord, redactor: SecretRedactor, p
   if (record.ended_at) view.ended_at = record.ended_at;
   if (record.error) view.error = record.error;
   if (record.error_process) {
-    let tail = (await tailLines(logOf(record, record.error_process), LOG_TAIL_LINES)).join('\n');
+    // Redacted before it is cut: a cut inside a key leaves a part redact() cannot recognise.
+    let tail = redactor.redact((await tailLines(logOf(record, record.error_process), LOG_TAIL_LINES)).join('\n'));
     if (tail.length > LOG_TAIL_MAX_CHARS) tail = tail.slice(-LOG_TAIL_MAX_CHARS);
     // The cause may sit above the last lines: the tail shows it first, marked.
     if (record.error_cause !== undefined && !tail.includes(record.error_cause)) tail = `[cause, earlier in the log] ${record.error_cause}\n[...]\n${tail}`;

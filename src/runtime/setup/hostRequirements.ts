@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UserError } from '../../core/errors.js';
+import { diskFullError, isDiskFull, refuseWhenFull } from '../../core/files/diskFull.js';
 import { isPortFree } from '../../core/ports.js';
 import { always, met, never, unmet, type Outcome, type Requirement, type StartContext } from './requirement.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
@@ -22,14 +24,33 @@ function keyOutcome(name: string, value: string | undefined, missing: () => Outc
   return placeholderKey(name, value) ?? (value ? met('set') : missing());
 }
 
+const TINKER_KEYS = 'https://tinker-console.thinkingmachines.ai/keys';
+
+/**
+ * The Tinker SDK's own check, made when the trainer creates its client: a key that starts with
+ * neither `tml-` (an API key) nor `eyJ` (a token) ends the trainer with "The api_key must start with
+ * the 'tml-' prefix", after the API and the trainer have started.
+ */
+const TINKER_KEY_PREFIXES = ['tml-', 'eyJ'];
+
+function tinkerKeyOutcome(value: string | undefined): Outcome {
+  const missing = (): Outcome =>
+    unmet('not set (the trainer needs it)', `TINKER_API_KEY is not set: the trainer needs it to train on Tinker (keys: ${TINKER_KEYS}). ${WHERE}`, { missing: 'TINKER_API_KEY' });
+  const outcome = keyOutcome('TINKER_API_KEY', value, missing);
+  if (!outcome.ok || TINKER_KEY_PREFIXES.some((p) => value!.startsWith(p))) return outcome;
+  return unmet(
+    "set, but not a Tinker key (it does not start with 'tml-')",
+    `TINKER_API_KEY does not start with 'tml-': the Tinker SDK refuses such a key ("The api_key must start with the 'tml-' prefix"), and the trainer would fail after the run's processes started. ` +
+      `Perhaps another service's key was put there: set it to your Tinker API key, which starts with tml- (keys: ${TINKER_KEYS}). ${WHERE}`,
+    { setting: 'TINKER_API_KEY' },
+  );
+}
+
 export const TINKER_API_KEY: Requirement = {
   check: 'TINKER_API_KEY',
   required: always,
   atStart: true,
-  evaluate: ({ settings }) =>
-    keyOutcome('TINKER_API_KEY', settings.secrets.tinkerApiKey, () =>
-      unmet('not set (the trainer needs it)', `TINKER_API_KEY is not set: the trainer needs it to train on Tinker (keys: https://tinker-console.thinkingmachines.ai/keys). ${WHERE}`, { missing: 'TINKER_API_KEY' }),
-    ),
+  evaluate: ({ settings }) => tinkerKeyOutcome(settings.secrets.tinkerApiKey),
 };
 
 function missingWandbKey({ settings, useWandb }: StartContext): Outcome {
@@ -78,8 +99,10 @@ export const RL_HOME: Requirement = {
     try {
       writeFileSync(probe, '');
       rmSync(probe);
+      refuseWhenFull(home);
       return met(`${home} is writable`);
     } catch (err) {
+      if (err instanceof UserError || isDiskFull(err)) return unmet(`the file system holding ${home} is full`, diskFullError(home).message, { setting: 'RL_HOME' });
       const code = (err as NodeJS.ErrnoException).code ?? String(err);
       return unmet(`${home} is not writable (${code})`, `RL_HOME (${home}) is not writable (${code}): every run keeps its record and logs there. Point RL_HOME at a writable directory.`, {
         setting: 'RL_HOME',
@@ -90,7 +113,7 @@ export const RL_HOME: Requirement = {
 
 /** One probe for both ports: bound on `host` as the process that needs the port binds it. */
 /** The configured ports are the first run's: with other runs active, a new run draws free ports of its own. */
-const firstRunOnly = (ctx: StartContext): boolean => !(ctx.othersActive ?? (ctx.activeRuns?.().length ?? 0) > 0);
+const firstRunOnly = (ctx: StartContext): boolean => (ctx.activeRuns?.().length ?? 0) === 0;
 
 async function portOutcome(ctx: StartContext, host: string, port: number, message: string, setting: string): Promise<Outcome> {
   if (!firstRunOnly(ctx)) return met(`not used while runs are active: a new run gets free ports of its own`);
@@ -103,6 +126,7 @@ async function portOutcome(ctx: StartContext, host: string, port: number, messag
 /** run-api is started with --host 127.0.0.1, so that is the address its port must be free on. */
 export const API_PORT: Requirement = {
   check: 'api port',
+  placement: true,
   required: firstRunOnly,
   atStart: true,
   evaluate: (ctx) => {
@@ -120,6 +144,7 @@ export const API_PORT: Requirement = {
  */
 export const INFERENCE_PORT: Requirement = {
   check: 'inference port',
+  placement: true,
   required: firstRunOnly,
   atStart: true,
   evaluate: (ctx) => {

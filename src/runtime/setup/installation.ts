@@ -3,7 +3,7 @@
  * imports), the Atropos `run-api` entry point and `launch_training.py`. Each lookup fails with a
  * UserError that says where it looked and what to set; requirements.ts turns them into checks.
  */
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { loadExeca } from '../../core/onDemand.js';
 import { childEnv } from '../../core/childEnv.js';
@@ -164,4 +164,39 @@ export async function probeInterpreter(settings: Settings, signal?: AbortSignal,
 
 export function isSupportedPython(v: PythonVersion): boolean {
   return v.major > MIN_PYTHON[0] || (v.major === MIN_PYTHON[0] && v.minor >= MIN_PYTHON[1]);
+}
+
+/** A good probe is reused this long; a failed one never is, so a fix shows at the next start. */
+const PROBE_REUSE_MS = 10 * 60_000;
+const goodProbes = new Map<string, { stamp: string; at: number; probe: InterpreterProbe }>();
+
+/** What the probe of this interpreter and environment file depends on: both files as they are now. */
+function probeStamp(settings: Settings, environmentFile: string | undefined): string {
+  const stampOf = (path: string): string => {
+    try {
+      const s = statSync(realpathSync(path));
+      return `${s.ino}:${s.size}:${s.mtimeMs}`;
+    } catch {
+      return 'missing';
+    }
+  };
+  return `${stampOf(settings.python)}|${environmentFile === undefined ? '' : stampOf(environmentFile)}`;
+}
+
+const allGood = (probe: InterpreterProbe): boolean => probe.runnable && Object.values(probe.imports).every((e) => e === null) && (probe.environment ?? null) === null;
+
+/**
+ * A start's probe: the last good one of this interpreter and environment file while both files
+ * are unchanged and it is recent (starts of a sweep then launch the interpreter once, not per
+ * run), else a new one. Something uninstalled since then surfaces when the run's processes start.
+ */
+export async function reusableProbe(settings: Settings, signal?: AbortSignal, environmentFile?: string): Promise<InterpreterProbe> {
+  const key = `${settings.python}\0${environmentFile ?? ''}`;
+  const stamp = probeStamp(settings, environmentFile);
+  const kept = goodProbes.get(key);
+  if (kept !== undefined && kept.stamp === stamp && Date.now() - kept.at < PROBE_REUSE_MS) return kept.probe;
+  const probe = await probeInterpreter(settings, signal, environmentFile);
+  if (allGood(probe)) goodProbes.set(key, { stamp, at: Date.now(), probe });
+  else goodProbes.delete(key);
+  return probe;
 }

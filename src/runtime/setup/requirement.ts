@@ -32,8 +32,6 @@ export interface StartContext {
   liveModels(): Promise<LiveModels>;
   /** Ids of the runs active on this host, named in a busy port's detail (the doctor's). */
   activeRuns?(): string[];
-  /** Other runs are active: a new run gets free ports of its own, the configured ones do not apply. */
-  othersActive?: boolean;
 }
 
 /** What the doctor-only checks read besides. */
@@ -45,6 +43,12 @@ export interface DoctorContext extends StartContext {
 interface RequirementBase {
   /** The doctor's name for the check. */
   check: string;
+  /**
+   * Checked by a start under the start lock, where the run is placed, against the runs every server
+   * recorded (the first run's ports): checked before it, another server's run started a moment
+   * earlier could hold them.
+   */
+  placement?: true;
   /** False for what only some tools need; may depend on whether the run uses W&B. */
   required(ctx: StartContext): boolean;
 }

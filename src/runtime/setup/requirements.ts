@@ -10,7 +10,7 @@ import type { Settings } from '../../core/settings.js';
 import { runUsesWandb } from '../config/selection.js';
 import { API_PORT, INFERENCE_PORT, OPENROUTER_API_KEY, RL_HOME, TINKER_API_KEY, WANDB_ACCESS, WANDB_API_KEY } from './hostRequirements.js';
 import { ATROPOSLIB, ENVIRONMENT_IMPORT, ENVIRONMENTS, LAUNCH_TRAINING, PYTHON, RUN_API, TINKER, TINKER_READY } from './installRequirements.js';
-import { probeInterpreter } from './installation.js';
+import { probeInterpreter, reusableProbe } from './installation.js';
 import { PRICE_TABLE } from './costRequirements.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
 import { type TinkerFacts } from '../environments/tinkerReadiness.js';
@@ -58,24 +58,28 @@ export interface SelectedForChecks {
   model?: string;
 }
 
-/** What a start's checks read. */
-export function startContext(settings: Settings, selected: SelectedForChecks | undefined, signal?: AbortSignal): StartContext {
+/** What a start's checks read; `reuseProbe`: a start takes RL_PYTHON's last good probe of this environment (installation.ts). */
+export function startContext(settings: Settings, selected: SelectedForChecks | undefined, signal?: AbortSignal, reuseProbe = false): StartContext {
+  const probe = reuseProbe ? reusableProbe : probeInterpreter;
   return {
     settings,
     useWandb: runUsesWandb(settings, selected?.values),
     ...(selected !== undefined ? { environmentFile: selected.file } : {}),
     ...(selected?.tinker !== undefined ? { tinker: selected.tinker } : {}),
     signal,
-    interpreter: once(() => probeInterpreter(settings, signal, selected?.file)),
+    interpreter: once(() => probe(settings, signal, selected?.file)),
     ...(selected?.model !== undefined ? { model: selected.model } : {}),
     liveModels: once(() => liveModels({ settings, redactor: new SecretRedactor(secretValues(settings)) }, signal)),
   };
 }
 
-/** A start: its requirements in order; UserError(message, hints) at the first required one unmet. */
-export async function refuseUnmetRequirements(ctx: StartContext): Promise<void> {
+/**
+ * A start: its requirements in order; UserError(message, hints) at the first required one unmet.
+ * `placement`: only those checked where the run is placed, under the start lock; otherwise the rest.
+ */
+export async function refuseUnmetRequirements(ctx: StartContext, placement = false): Promise<void> {
   for (const requirement of REQUIREMENTS) {
-    if (!requirement.atStart || !requirement.required(ctx)) continue;
+    if (!requirement.atStart || !requirement.required(ctx) || (requirement.placement === true) !== placement) continue;
     const outcome = await requirement.evaluate(ctx);
     if (!outcome.ok) throw new UserError(outcome.message, outcome.hints);
   }

@@ -13,7 +13,7 @@ import { RunFiles } from '../runs/registry/runFiles.js';
 import { frameworkOf } from '../runs/frameworks.js';
 import { DIRECTIONS, type Direction, finiteNumber, isBetter, type KeyMetric } from '../wandb/keyMetrics.js';
 import { WANDB_OFF, type WandbKeyMetrics } from '../wandb/reader.js';
-import { compareConfigs, type ConfigComparison } from './compareConfig.js';
+import { type AssignedValues, assignedValues, compareConfigs, type ConfigComparison } from './compareConfig.js';
 
 /** An unknown id is refused with the newest run ids to choose from, this many at most. */
 const AVAILABLE_LISTED = 20;
@@ -27,6 +27,8 @@ export type ComparedRun = {
   /** Trainer steps completed. */
   steps: number | null;
   config_error?: string;
+  /** What the server gave this run of its own (ports' URLs, checkpoint directory): never a config difference. */
+  assigned?: AssignedValues;
   /** Why the run's record cannot be used. */
   error?: string;
 } & WandbKeyMetrics;
@@ -90,7 +92,7 @@ async function comparedRun(runtime: Runtime, entry: RegistryEntry, now: number, 
 
 async function compareRun(runtime: Runtime, files: RunFiles, entry: RegistryEntry, now: number, signal?: AbortSignal): Promise<{ run: ComparedRun; read: RunConfigRead }> {
   const [run, read] = await Promise.all([comparedRun(runtime, entry, now, signal), readRunConfigFile(files, entry.run_id)]);
-  return { run: 'config_error' in read ? { ...run, config_error: read.config_error } : run, read };
+  return { run: 'config_error' in read ? { ...run, config_error: read.config_error } : { ...run, assigned: assignedValues(read.config) }, read };
 }
 
 function bestRule(metric: KeyMetric, direction: Direction): string {

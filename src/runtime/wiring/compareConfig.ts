@@ -1,7 +1,8 @@
 /**
  * What differs between the configs of runs being compared: the `env` section and the W&B project
- * of each run's config.yaml. The names a run gets for itself (its W&B names) always differ, so
- * they are answered apart as `run_names`, and a sweep over one field shows that field alone.
+ * of each run's config.yaml. What the server gives each run of its own (its W&B names, the URLs
+ * of its own ports, its checkpoint directory) differs between any two runs, so it is answered
+ * per run (`run_names`, each run's `assigned`), and a sweep over one field shows that field alone.
  */
 import { previewJson, type JsonValue } from '../../core/json.js';
 import type { RunConfigRead, RunConfigSections } from '../runs/registry/configFile.js';
@@ -32,9 +33,27 @@ export interface ConfigComparison {
   run_names: Record<string, RunNames>;
 }
 
-/** The compared fields of one config, run-specific names left out. */
+/** env fields the server sets per run (runs/atropos/runConfig.ts): the run's own, never compared. */
+const ASSIGNED_ENV_FIELDS = new Set(['wandb_name', 'rollout_server_url']);
+
+/** The values the server gave one run: the URLs of its own ports, its own checkpoint directory. */
+export interface AssignedValues {
+  rollout_server_url: JsonValue;
+  base_urls: JsonValue[];
+  checkpoint_dir: JsonValue;
+}
+
+export function assignedValues(config: RunConfigSections): AssignedValues {
+  return {
+    rollout_server_url: config.env.rollout_server_url ?? null,
+    base_urls: config.openai.map((server) => server.base_url ?? null),
+    checkpoint_dir: config.tinker.checkpoint_dir ?? null,
+  };
+}
+
+/** The compared fields of one config, what the server gave the run left out. */
 function comparedFields(config: RunConfigSections): Map<string, JsonValue> {
-  const fields = new Map(Object.entries(config.env).filter(([name]) => name !== 'wandb_name'));
+  const fields = new Map(Object.entries(config.env).filter(([name]) => !ASSIGNED_ENV_FIELDS.has(name)));
   fields.set(PROJECT_FIELD, config.tinker.wandb_project ?? null);
   return fields;
 }

@@ -114,7 +114,7 @@ export class Dashboard {
       this.wandbSeries(entry, cap, signal),
     ]);
     return {
-      ...describe(view, entry),
+      ...describe(view, entry, this.services.redactor),
       series: pickSeries(wandb.series, trainer.series, cap),
       ...(wandb.wandb_url !== undefined ? { wandb_url: wandb.wandb_url } : {}),
       ...(wandb.wandb_error !== undefined ? { wandb_error: wandb.wandb_error } : {}),
@@ -144,8 +144,8 @@ export class Dashboard {
   }
 }
 
-/** What the view shows of a run's status answer, cut to the view's size. */
-function describe(view: RunView, record: RunRecord): Omit<DashboardRun, 'series'> {
+/** What the view shows of a run's status answer, cut to the view's size (redacted first: a cut inside a key hides it from redact()). */
+function describe(view: RunView, record: RunRecord, redactor: SecretRedactor): Omit<DashboardRun, 'series'> {
   const { health } = view;
   const cost = runCost(record);
   return {
@@ -155,7 +155,7 @@ function describe(view: RunView, record: RunRecord): Omit<DashboardRun, 'series'
     environment: view.environment,
     health: {
       verdict: health.verdict,
-      reasons: health.reasons.map((r) => ({ code: r.code, message: r.message, ...(r.evidence?.line !== undefined ? { line: r.evidence.line.slice(0, EVIDENCE_MAX_CHARS) } : {}) })),
+      reasons: health.reasons.map((r) => ({ code: r.code, message: r.message, ...(r.evidence?.line !== undefined ? { line: redactor.redact(r.evidence.line).slice(0, EVIDENCE_MAX_CHARS) } : {}) })),
       last_step: health.last_step,
       seconds_since_progress: health.seconds_since_progress,
       observed_at: health.observed_at,

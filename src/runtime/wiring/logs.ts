@@ -60,7 +60,7 @@ function noteOf(req: LogRequest, read: LogLines): string | undefined {
 
 export async function readLog(runtime: Runtime, req: LogRequest): Promise<LogAnswer> {
   const { path, uri, who } = await locate(runtime, req);
-  const read = await readLogLines(path, { offset: req.offset, lines: req.lines, grep: req.grep }, (text) => runtime.redactor.redact(text));
+  const read = await readLogLines(path, { offset: req.offset, lines: req.lines, grep: req.grep }, runtime.redactor);
   const note = noteOf(req, read);
   return { ...who, log_file: path, uri, ...(req.grep !== undefined ? { grep: req.grep } : {}), ...read, ...(note ? { note } : {}) } as LogAnswer;
 }

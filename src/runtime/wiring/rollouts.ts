@@ -4,13 +4,14 @@
  * `GET /latest_example`), so an agent sees what the model writes, not only a reward curve.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { EVAL_ID_PATTERN, evaluationDir, inferenceTestDir, TEST_ID_PATTERN } from '../../core/files/home.js';
+import { EVAL_ID_PATTERN, evaluationsRoot, inferenceTestsRoot, TEST_ID_PATTERN, WIRE_SUFFIX } from '../../core/files/home.js';
 import { evaluationFileUri, inferenceTestFileUri, runLogUri } from '../../core/resourceUris.js';
-import { isMissing } from '../../core/files/safePath.js';
+import { realChildDir, realFileWithin } from '../../core/files/safePath.js';
 import { pickRollouts, type PickedRollout, type RolloutFilter, type SourcedRollout } from '../evaluation/picking.js';
-import { groupRollouts, readRolloutGroups } from '../evaluation/rollouts.js';
+import { groupRollouts, readRolloutGroups, type GroupWire } from '../evaluation/rollouts.js';
+import { readExchanges } from '../inference/wire/exchanges.js';
 import { isActive, isDamaged } from '../runs/registry/record.js';
 import type { Runtime } from './runtime.js';
 
@@ -37,31 +38,41 @@ export interface RolloutsAnswer {
 
 const LATEST_EXAMPLE_TIMEOUT_MS = 3000;
 
-async function filesIn(dir: string, what: string, id: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).sort();
-  } catch (err) {
-    if (isMissing(err)) throw new UserError(`${what} '${id}' not found`, { hint: what === 'Inference test' ? 'rl_test_inference returns a test_id.' : 'rl_evaluate returns an eval_id.' });
-    throw err;
-  }
+/** The files of a test's or an evaluation's directory ending with `suffix`, each held to the rule for readers of RL_HOME. */
+async function filesIn(root: string, id: string, what: 'Inference test' | 'Evaluation', suffix: string): Promise<{ name: string; path: string }[]> {
+  const dir = realChildDir(root, id, what.toLowerCase());
+  if (dir === undefined) throw new UserError(`${what} '${id}' not found`, { hint: what === 'Inference test' ? 'rl_test_inference returns a test_id.' : 'rl_evaluate returns an eval_id.' });
+  const names = (await readdir(dir)).filter((f) => f.endsWith(suffix)).sort();
+  return names.flatMap((name) => {
+    const path = realFileWithin(dir, join(dir, name), `file ${name} of ${what.toLowerCase()} ${id}`);
+    return path === undefined ? [] : [{ name, path }];
+  });
+}
+
+/** What the wire to a model's endpoint carried during a test (`<n>-<model>.wire.jsonl`), when it was recorded. */
+async function testWire(groupsPath: string, testId: string, groupsFile: string): Promise<GroupWire | undefined> {
+  const name = groupsFile.replace(/\.jsonl$/, WIRE_SUFFIX);
+  const exchanges = await readExchanges(join(dirname(groupsPath), name));
+  return exchanges.length > 0 ? { exchanges, file: inferenceTestFileUri(testId, name) } : undefined;
 }
 
 /** Each model's `process` groups of a test: `<n>-<model>.jsonl`. */
 async function testRollouts(runtime: Runtime, testId: string): Promise<SourcedRollout[]> {
-  const dir = inferenceTestDir(runtime.settings.home, testId);
-  const files = (await filesIn(dir, 'Inference test', testId)).filter((f) => f.endsWith('.jsonl'));
+  const files = (await filesIn(inferenceTestsRoot(runtime.settings.home), testId, 'Inference test', '.jsonl')).filter((f) => !f.name.endsWith(WIRE_SUFFIX));
   const per = await Promise.all(
-    files.map(async (f) => ((await readRolloutGroups(join(dir, f), 'groups')) ?? []).flat().map((r) => ({ ...r, model: f.replace(/^\d+-/, '').replace(/\.jsonl$/, ''), file: inferenceTestFileUri(testId, f) }))),
+    files.map(async (f) => {
+      const groups = (await readRolloutGroups(f.path, 'groups', await testWire(f.path, testId, f.name))) ?? [];
+      return groups.flat().map((r) => ({ ...r, model: f.name.replace(/^\d+-/, '').replace(/\.jsonl$/, ''), file: inferenceTestFileUri(testId, f.name) }));
+    }),
   );
   return per.flat();
 }
 
 /** Each model's rollouts of an evaluation: `<n>-<label>.rollouts.jsonl`. */
 async function evaluationRollouts(runtime: Runtime, evalId: string): Promise<SourcedRollout[]> {
-  const dir = evaluationDir(runtime.settings.home, evalId);
-  const files = (await filesIn(dir, 'Evaluation', evalId)).filter((f) => f.endsWith('.rollouts.jsonl'));
+  const files = await filesIn(evaluationsRoot(runtime.settings.home), evalId, 'Evaluation', '.rollouts.jsonl');
   const per = await Promise.all(
-    files.map(async (f) => ((await readRolloutGroups(join(dir, f), 'rollouts')) ?? []).flat().map((r) => ({ ...r, model: f.replace(/^\d+-/, '').replace(/\.rollouts\.jsonl$/, ''), file: evaluationFileUri(evalId, f) }))),
+    files.map(async (f) => ((await readRolloutGroups(f.path, 'rollouts')) ?? []).flat().map((r) => ({ ...r, model: f.name.replace(/^\d+-/, '').replace(/\.rollouts\.jsonl$/, ''), file: evaluationFileUri(evalId, f.name) }))),
   );
   return per.flat();
 }
@@ -85,6 +96,15 @@ async function latestExample(runtime: Runtime, runId: string): Promise<{ rollout
   }
   const group = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   return { rollouts: groupRollouts(group).map((r) => ({ ...r, file: runLogUri(runId, 'env') })) };
+}
+
+/** Rollouts whose group atroposlib filled with placeholders: where their texts come from. */
+function placeholderNote(count: number, total: number): string {
+  if (count === 0) return '';
+  return (
+    ` ${count} of the ${total} rollouts come from groups atroposlib wrote with placeholder tokens (the model was sampled on an OpenAI-compatible endpoint): ` +
+    'their prompts and completions are the ones the wire to the endpoint carried, or are marked "not available" where that cannot tell which completion earned which score.'
+  );
 }
 
 function sourceOf(args: RolloutsArgs): { kind: RolloutsAnswer['source']['kind']; id: string } {
@@ -116,7 +136,9 @@ export async function getRollouts(runtime: Runtime, args: RolloutsArgs): Promise
     if (!models.includes(args.model)) throw new UserError(`No rollouts of model '${args.model}' here`, { available: models });
     all = all.filter((r) => r.model === args.model);
   }
-  const rollouts = pickRollouts(all, args.filter, args.limit, args.seed);
+  // Redacted before the long texts are cut: a cut inside a key leaves a part redact() cannot recognise.
+  const redact = (text: string) => runtime.redactor.redact(text);
+  const rollouts = pickRollouts(all.map((r) => ({ ...r, prompt: redact(r.prompt), completion: redact(r.completion) })), args.filter, args.limit, args.seed);
   const order = args.filter === 'random' ? `random, seed ${args.seed} (the same seed picks the same rollouts)` : `${args.filter === 'best' ? 'highest' : 'lowest'} score first, file order among equal scores`;
   return {
     source: { ...source, ...(models.length ? { models } : {}) },
@@ -125,6 +147,6 @@ export async function getRollouts(runtime: Runtime, args: RolloutsArgs): Promise
     total: all.length,
     returned: rollouts.length,
     rollouts,
-    message: `${note}${rollouts.length} of ${all.length} rollouts; texts longer than a few thousand characters are cut in the middle, whole in the file each names.`,
+    message: `${note}${rollouts.length} of ${all.length} rollouts; texts longer than a few thousand characters are cut in the middle, whole in the file each names.${placeholderNote(all.filter((r) => r.placeholder).length, all.length)}`,
   };
 }

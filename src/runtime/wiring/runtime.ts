@@ -14,6 +14,8 @@ import { WandbReader } from '../wandb/reader.js';
 import { Evaluations } from '../evaluation/registry.js';
 import { Dashboard } from './dashboard.js';
 import { TinkerApi } from '../tinker/helper.js';
+import { RunUsage } from '../runs/usage.js';
+import { RunStore } from '../runs/registry/store.js';
 
 type Closer = () => Promise<void> | void;
 
@@ -50,7 +52,7 @@ export class Runtime {
     this.onClose(() => this.evaluations.close());
     this.wandb = new WandbReader(core);
     this.tinker = new TinkerApi(core);
-    this.runs = new RunManager(core, this.tinker);
+    this.runs = new RunManager(core, new RunUsage(core, this.tinker, new RunStore(core.settings.home)));
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
     // either way their state is on disk and their supervisor locks are released.
     this.onClose(() => this.runs.close());

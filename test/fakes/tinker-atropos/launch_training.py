@@ -10,7 +10,11 @@ exit codes, upstream quirks included:
 - a group without ``inference_logprobs`` (an environment that does not use managed_server) fails
   the step with "'NoneType' object is not subscriptable" (TA trainer.py:242);
 - a failing ``wandb.init`` prints "Error initializing wandb: ..." and then kills the trainer with an
-  AttributeError, assigning the read-only ``use_wandb`` (TA trainer.py:100-102).
+  AttributeError, assigning the read-only ``use_wandb`` (TA trainer.py:100-102);
+- a key that starts with neither ``tml-`` nor ``eyJ`` is refused by the SDK when the training
+  client is made: "Error during training: The api_key must start with the 'tml-' prefix", exit 1, after start-up;
+- groups whose scores are all equal are skipped ("Skipped N groups with zero advantages"); a batch
+  of nothing else trains nothing: "Got 0 Datum objects", "Loss: 0.0" (TA trainer.py:363, :405).
 Tinker is the fake SDK (test/fakes/python/tinker), called as upstream calls it: a ServiceClient, a
 LoRA training client on ``env.tokenizer_name`` (a base model the service does not serve fails the
 start with its 400), and ``save_weights_for_sampler("step_0")`` at setup and ``"step_{k+1}"`` after
@@ -298,7 +302,8 @@ class FakeTrainer:
         print(f"Got {datums} Datum objects")
         print("Running forward-backward pass...")
         print("Running optimizer step...")
-        loss = round(0.7 * 0.9 ** step, 6)
+        # A batch of equal-score groups trains nothing: upstream's loss is then 0.0.
+        loss = round(0.7 * 0.9 ** step, 6) if datums else 0.0
         print(f"Loss: {loss}")
         time.sleep(float(self.control.get("step_seconds", 0.05)))
         print("Saving checkpoint and updating sampling client...")

@@ -5,6 +5,7 @@
  * `RetryError`, or the `Error initializing wandb:` line before the AttributeError that kills the
  * trainer). Pure text functions: the supervisor feeds them, health and failures quote them.
  */
+import { cutAtSpace } from '../../../core/redact.js';
 
 /** One log line worth quoting, with how often its kind was seen. */
 export interface LogEvidence {
@@ -28,7 +29,7 @@ const CONNECTION = /ClientConnectorError|APIConnectionError|ConnectionRefusedErr
 const DROPPED = /^(?:Failed to process group, retrying|Scores are the same in a group, skipping)/;
 const ERROR = /^(?:Error in collect_trajectories:|Error in scoring|Scoring exception:|Failed to send .* after retries|Error registering env:|Error in handle_send_to_api:)/;
 
-const quote = (line: string): string => (line.length > MAX_QUOTED_CHARS ? `${line.slice(0, MAX_QUOTED_CHARS)}...` : line);
+const quote = (line: string): string => cutAtSpace(line, MAX_QUOTED_CHARS);
 
 /** Python logging's default format puts `LEVEL:logger:` before the message. */
 const LOGGING_PREFIX = /^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:/;

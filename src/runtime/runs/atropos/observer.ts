@@ -14,7 +14,7 @@ import { addBatch, BatchReader, type BatchTokens } from './batchTokens.js';
 
 /** What one look found. */
 export interface Look {
-  trainer: Pick<TrainerLogSummary, 'steps_completed' | 'total_steps' | 'recent_rewards' | 'last_loss' | 'sequences_trained'>;
+  trainer: Pick<TrainerLogSummary, 'steps_completed' | 'total_steps' | 'recent_rewards' | 'last_loss' | 'sequences_trained' | 'untrained_steps'>;
   /** The API's `/status`, when it answered. */
   api?: { queue_size: number; current_step: number };
   /** Lines the environment log gained since the last look. */
@@ -44,6 +44,9 @@ export function nextObservations(previous: RunObservations | undefined, look: Lo
   }
   if (look.trainer.total_steps !== undefined) next.total_steps = look.trainer.total_steps;
   if (look.trainer.sequences_trained !== undefined) next.sequences_trained = look.trainer.sequences_trained;
+  // The trainer log is read from its start by every server: what it says now replaces what was kept.
+  if (look.trainer.untrained_steps !== undefined) next.untrained_steps = look.trainer.untrained_steps;
+  else delete next.untrained_steps;
   if (look.batch_tokens && look.batch_tokens.batches > (prev.batch_tokens?.batches ?? 0)) {
     next.batch_tokens = look.batch_tokens;
     changed = true;
@@ -115,9 +118,9 @@ export class AtroposObserver implements RunObserver {
     const body = (status?.status === 200 ? status.body : undefined) as Record<string, unknown> | undefined;
     const queue = asCount(body?.queue_size);
     const step = asCount(body?.current_step);
-    const { steps_completed, total_steps, recent_rewards, last_loss, sequences_trained } = this.trainer.scanner.summary;
+    const { steps_completed, total_steps, recent_rewards, last_loss, sequences_trained, untrained_steps } = this.trainer.scanner.summary;
     return {
-      trainer: { steps_completed, total_steps, recent_rewards, last_loss, sequences_trained },
+      trainer: { steps_completed, total_steps, recent_rewards, last_loss, sequences_trained, untrained_steps },
       ...(queue !== undefined && step !== undefined ? { api: { queue_size: queue, current_step: step } } : {}),
       envLines: lines,
       ...(this.count(batch) ? { batch_tokens: this.batchTokens } : {}),

@@ -8,6 +8,7 @@ import type { Settings } from '../../../core/settings.js';
 import { DEFAULT_BATCH_SIZE } from '../../config/selection.js';
 import { findLaunchTraining, findRunApi } from '../../setup/installation.js';
 import { refuseUnmetRequirements, startContext } from '../../setup/requirements.js';
+import type { StartContext } from '../../setup/requirement.js';
 import type { RunSelection } from '../framework.js';
 
 /** Values that make the Atropos API unable to ever hand the trainer a batch. */
@@ -35,6 +36,20 @@ export function refuseStallingConfig(env: Record<string, JsonValue>): void {
 }
 
 /** Where the start found the processes it launches. */
+function checksOf(settings: Settings, selection: RunSelection, signal: AbortSignal | undefined, reuseProbe: boolean, model?: string): StartContext {
+  return startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker, ...(model !== undefined ? { model } : {}) }, signal, reuseProbe);
+}
+
+/**
+ * The first run on the host takes the configured ports: checked under the start lock against the
+ * runs every server recorded, so another server's run started a moment earlier (which holds them)
+ * makes this one draw free ports instead of being refused.
+ */
+export async function refuseBusyPorts(settings: Settings, selection: RunSelection, active: readonly unknown[]): Promise<void> {
+  if (active.length > 0) return;
+  await refuseUnmetRequirements(checksOf(settings, selection, undefined, true), true);
+}
+
 export interface Installation {
   runApi: string;
   launchTraining: string;
@@ -44,11 +59,10 @@ export interface Installation {
  * Every refusal of a start after its selection: a config that would stall, then the start's
  * requirements (setup/requirements.ts), the ones the doctor reports too.
  */
-/** `othersActive`: other runs are active, so this one gets ports of its own instead of the configured ones; `model`: the base model it trains. */
-export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, model: string, othersActive: boolean, signal?: AbortSignal): Promise<Installation> {
+/** The ports are not checked here: where the run is placed decides them, under the start lock (`refuseBusyPorts`); `model`: the base model it trains. */
+export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, model: string, signal?: AbortSignal): Promise<Installation> {
   refuseStallingConfig(env);
-  const ctx = startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker, model }, signal);
-  await refuseUnmetRequirements({ ...ctx, othersActive });
+  await refuseUnmetRequirements(checksOf(settings, selection, signal, true, model));
   signal?.throwIfAborted();
   // Both were found a moment ago by the launch_training.py and run-api requirements.
   return { runApi: findRunApi(settings), launchTraining: findLaunchTraining(settings) };

@@ -18,7 +18,7 @@ import type { Preflight, RunPlan, RunSelection, StartRequest } from '../framewor
 import { choosePorts } from '../placement/host.js';
 import type { RunRecord } from '../registry/record.js';
 import { lengthsFor } from '../../cost/lengthStore.js';
-import { preflight } from './preflight.js';
+import { preflight, refuseBusyPorts } from './preflight.js';
 import { buildRunConfig, checkpointDir, type RunConfig, writeRunConfig } from './runConfig.js';
 
 /** tinker-atropos' defaults for what a config may leave unset. */
@@ -55,10 +55,10 @@ export function estimateAtropos(settings: Settings, selection: RunSelection): Ru
   return estimateConfig(settings, provisionalConfig(settings, selection, 'estimate', ''), selection.environment.name);
 }
 
-export async function preflightAtropos(request: StartRequest & { othersActive: boolean }): Promise<Preflight> {
-  const { settings, selection, runId, runDir, othersActive, signal } = request;
+export async function preflightAtropos(request: StartRequest): Promise<Preflight> {
+  const { settings, selection, runId, runDir, signal } = request;
   const config = provisionalConfig(settings, selection, runId, runDir);
-  const install = await preflight(settings, selection, config.env, trainedModel(config), othersActive, signal);
+  const install = await preflight(settings, selection, config.env, trainedModel(config), signal);
   return { executables: { runApi: install.runApi, launchTraining: install.launchTraining } };
 }
 
@@ -82,11 +82,13 @@ export function refuseHardCodedPort(environmentFile: string, active: readonly Ru
   );
 }
 
-export async function planAtropos(request: StartRequest & { active: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan> {
-  const { settings, selection, runId, runDir, active } = request;
+export async function planAtropos(request: StartRequest & { active: readonly RunRecord[]; neighbours: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan> {
+  const { settings, selection, runId, runDir, active, neighbours } = request;
   const { runApi, launchTraining } = request.preflight.executables;
   refuseHardCodedPort(selection.environment.file_path, active);
-  const ports = await choosePorts(settings, active);
+  // A run that ended a moment ago may still hold the configured ports while its leftovers stop.
+  await refuseBusyPorts(settings, selection, neighbours);
+  const ports = await choosePorts(settings, neighbours);
   const { config, names } = buildRunConfig(settings, selection, runId, { ports, checkpointDir: checkpointDir(settings, runDir, runId) });
   const configPath = join(runDir, RUN_FILES.config);
   const trainerDir = join(runDir, RUN_FILES.trainerDir);

@@ -36,6 +36,7 @@ const ERROR = /^(?:Error in step \d+|Error during training)\b/;
 const STEP = /^Step (\d+)\/(\d+)(?!\d)/;
 const STEP_DONE = /^Step (\d+) complete\b/;
 const DATUMS = /^Got (\d+) Datum objects/;
+const SKIPPED = /^Skipped \d+ groups with zero advantages/;
 // A float as Python prints it (nan and inf included), and nothing after it: an access log line
 // written before the value's newline must not turn the value into NaN.
 const FLOAT = String.raw`(-?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?))`;
@@ -58,8 +59,9 @@ const MAX_LINE_CHARS = 64 * 1024;
 export class TrainerLogScanner {
   private rest = '';
   private skipping = false;
-  /** Datums of the step under way: counted once the step completes. */
+  /** Datums of the step under way, and its skipped-groups line: counted once the step completes. */
   private stepDatums?: number;
+  private stepSkipped?: string;
   readonly summary: TrainerLogSummary = { checkpoints: [], latest: null, final_reported: null, error_line: null, completed: false, registered: false, steps_completed: 0, recent_rewards: [] };
 
   constructor(opts: TrainerLogOptions = {}) {
@@ -86,9 +88,14 @@ export class TrainerLogScanner {
   }
 
   private stepDone(step: number): void {
-    this.summary.steps_completed = step + 1;
-    if (this.stepDatums !== undefined) this.summary.sequences_trained = (this.summary.sequences_trained ?? 0) + this.stepDatums;
+    const s = this.summary;
+    s.steps_completed = step + 1;
+    if (this.stepDatums !== undefined) {
+      s.sequences_trained = (s.sequences_trained ?? 0) + this.stepDatums;
+      s.untrained_steps = this.stepDatums > 0 ? undefined : { steps: (s.untrained_steps?.steps ?? 0) + 1, line: this.stepSkipped ?? `Got ${this.stepDatums} Datum objects` };
+    }
     this.stepDatums = undefined;
+    this.stepSkipped = undefined;
   }
 
   private line(raw: string): void {
@@ -104,6 +111,7 @@ export class TrainerLogScanner {
       s.total_steps = Number(m[2]);
     } else if ((m = STEP_DONE.exec(line))) this.stepDone(Number(m[1]));
     else if ((m = DATUMS.exec(line))) this.stepDatums = Number(m[1]);
+    else if ((m = SKIPPED.exec(line))) this.stepSkipped = m[0];
     else if ((m = REWARD.exec(line))) {
       const reward = pythonFloat(m[1]!);
       s.recent_rewards = [...s.recent_rewards, reward].slice(-RECENT_VALUES);

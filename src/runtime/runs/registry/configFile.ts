@@ -12,10 +12,12 @@ import { yaml } from '../../../core/onDemand.js';
 /** The YAML is a few KiB; past this it is not a config we wrote. */
 export const MAX_RUN_CONFIG_BYTES = 1024 * 1024;
 
-/** The sections of a run config a reader compares; the others are the operator's, alike for every run. */
+/** The sections of a run config a reader compares or shows per run; the others are the operator's, alike for every run. */
 export interface RunConfigSections {
   env: Record<string, JsonValue>;
   tinker: Record<string, JsonValue>;
+  /** The trainer's inference servers, as written (the mappings only). */
+  openai: Record<string, JsonValue>[];
 }
 
 export type RunConfigRead = { config: RunConfigSections } | { config_error: string };
@@ -32,7 +34,8 @@ export async function readRunConfigFile(files: RunFiles, runId: string): Promise
     if (slice.size > MAX_RUN_CONFIG_BYTES) return { config_error: `${RUN_FILES.config} is ${slice.size} bytes, more than a run config can be` };
     const value: unknown = yaml().parse(slice.text);
     if (!mapping(value)) return { config_error: `${RUN_FILES.config} does not hold a mapping` };
-    return { config: { env: mapping(value.env) ? value.env : {}, tinker: mapping(value.tinker) ? value.tinker : {} } };
+    const openai = Array.isArray(value.openai) ? value.openai.filter(mapping) : [];
+    return { config: { env: mapping(value.env) ? value.env : {}, tinker: mapping(value.tinker) ? value.tinker : {}, openai } };
   } catch (err) {
     return { config_error: `${RUN_FILES.config} cannot be read (${err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
   }

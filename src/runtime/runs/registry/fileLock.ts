@@ -53,8 +53,9 @@ export class FileLock {
   tryAcquire(): boolean {
     const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}`;
     const holder: LockHolder = { pid: process.pid, start_time: OWN_START_TIME, token: this.token, since: new Date().toISOString() };
-    writeFileSync(temp, JSON.stringify(holder));
     try {
+      // Inside the try: a write a full disk cut short leaves no temp file behind.
+      writeFileSync(temp, JSON.stringify(holder));
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
           linkSync(temp, this.path);

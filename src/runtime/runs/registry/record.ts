@@ -101,6 +101,11 @@ export interface RunRecord {
   /** Things worth knowing that are not errors (e.g. the environment finished its data). */
   notes?: string[];
   stop_requested_at?: string;
+  /**
+   * The outcome decided while the run's processes are still being stopped (status `stopping`): it
+   * becomes the status once they are gone, whichever server finishes the stop.
+   */
+  outcome?: 'completed' | 'failed' | 'stopped';
   observed?: RunObservations;
   /** The cost estimate at start (an estimate: its figures say from what); spend is counted from it. */
   cost?: CostPlan;
@@ -123,6 +128,8 @@ export interface RunObservations {
   total_steps?: number;
   /** Sequences the trainer trained in its completed steps (`Got N Datum objects`), when it printed them. */
   sequences_trained?: number;
+  /** The latest completed steps, in a row, that trained nothing (every group scored alike); absent once a step trains. */
+  untrained_steps?: UntrainedSteps;
   /** Tokens of the batches the trainer took (its temp.json), as far as the supervisor saw them. */
   batch_tokens?: BatchTokens;
   /** The trainer's latest `Reward/mean` values (oldest first) and last `Loss`; non-finite ones as "NaN"/"Infinity". */
@@ -135,6 +142,12 @@ export interface RunObservations {
   data_first_at?: string;
   data_last_at?: string;
   env?: EnvLogSignals;
+}
+
+/** The latest finished steps, in a row, that trained nothing, with the trainer's own line about the latest of them. */
+export interface UntrainedSteps {
+  steps: number;
+  line: string;
 }
 
 /** The W&B names of a run, fixed before it starts so it can be found later. */
@@ -183,9 +196,9 @@ export function logOf(record: Pick<RunRecord, 'run_id' | 'logs'>, name: RunProce
 /** Why `value` is not a usable record of run `runId`, or undefined when it is. */
 function defect(value: unknown, runId: string): string | undefined {
   if (!isObject(value)) return 'run.json does not hold a JSON object';
-  if (value.run_id !== runId) return `run.json names run ${JSON.stringify(value.run_id)}, not ${runId}`;
+  if (value.run_id !== runId) return `run.json names run ${JSON.stringify(value.run_id)?.slice(0, 40)}, not ${runId}`;
   const status = value.status as RunStatus;
-  if (!isActive(status) && !isEnded(status)) return `run.json has no valid status (${JSON.stringify(value.status)})`;
+  if (!isActive(status) && !isEnded(status)) return `run.json has no valid status (${JSON.stringify(value.status)?.slice(0, 40)})`;
   if (typeof value.environment !== 'string' || typeof value.created_at !== 'string') return 'run.json lacks environment or created_at';
   if (value.framework !== undefined && !(FRAMEWORKS as readonly unknown[]).includes(value.framework)) return `run.json names an unknown framework (${JSON.stringify(value.framework).slice(0, 40)})`;
   if (value.placement !== undefined && !(PLACEMENTS as readonly unknown[]).includes(value.placement)) return `run.json names an unknown placement (${JSON.stringify(value.placement).slice(0, 40)})`;
@@ -204,7 +217,8 @@ export function parseRunRecord(text: string, runId: string): RegistryEntry {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return damagedRun(runId, `run.json is not valid JSON (${(err as Error).message})`);
+    // The parser's message quotes the text; what a file holds is never repeated in an answer.
+    return damagedRun(runId, `run.json is not valid JSON (${(err as Error).message.replace(/, ".*$/s, '')})`);
   }
   const problem = defect(value, runId);
   if (problem) return damagedRun(runId, problem);

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../../../core/errors.js';
 import { readSlice } from '../../../core/files/logTail.js';
-import { isMissing, isPlainFile, namedSubdirs, NotFoundError, realChildDir, realFileWithin } from '../../../core/files/safePath.js';
+import { isMissing, namedSubdirs, NotFoundError, realChildDir, realFileOfChild } from '../../../core/files/safePath.js';
 import { RUN_ID_PATTERN, runsRoot, RUN_FILES } from '../../../core/files/home.js';
 import { statSignature } from '../../../core/files/watch.js';
 import { damagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunStatus } from './record.js';
@@ -82,14 +82,13 @@ export class RunFiles {
     const key = statSignature(info);
     const cached = this.summaries.get(runId);
     if (cached?.key === key) return cached.summary;
-    const summary = await this.summarize(runId, path, info.mtimeMs);
+    const summary = await this.summarize(runId, info.mtimeMs);
     this.summaries.set(runId, { key, summary });
     return summary;
   }
 
-  private async summarize(runId: string, path: string, mtimeMs: number): Promise<RunSummary> {
-    // Summaries are listed for every run: never follow a run.json symlinked out of its directory.
-    const { entry } = (await isPlainFile(path)) ? await readRunJson(path, runId) : { entry: damagedRun(runId, 'run.json is not a regular file') };
+  private async summarize(runId: string, mtimeMs: number): Promise<RunSummary> {
+    const { entry } = await this.readRecord(runId);
     if (isDamaged(entry)) return { run_id: runId, status: 'unknown', damaged: entry.damaged, sortKey: mtimeMs };
     const createdMs = Date.parse(entry.created_at);
     return {
@@ -111,9 +110,20 @@ export class RunFiles {
     return summaries.sort((a, b) => b.sortKey - a.sortKey || a.run_id.localeCompare(b.run_id)).slice(0, limit);
   }
 
+  /** The run's run.json read (bounded), a damaged run saying why it cannot be (refused as the one rule says, or missing); never throws on content. */
+  async readRecord(runId: string): Promise<RunJson> {
+    try {
+      const path = await this.existingFile(runId, RUN_FILES.record);
+      return path === undefined ? { text: '', entry: damagedRun(runId, 'run.json is missing') } : await readRunJson(path, runId);
+    } catch (err) {
+      if (err instanceof UserError && !(err instanceof NotFoundError)) return { text: '', entry: damagedRun(runId, err.message) };
+      throw err;
+    }
+  }
+
   /** The run directory's real path; NotFoundError when the run does not exist. */
   async realRunDir(runId: string): Promise<string> {
-    const realRun = await realChildDir(this.root, assertRunId(runId), 'run');
+    const realRun = realChildDir(this.root, assertRunId(runId), 'run');
     if (realRun === undefined) throw new NotFoundError(`Run '${runId}' not found in ${this.root}. List runs with rl_list_runs (or resources/list).`, { run_id: runId });
     return realRun;
   }
@@ -123,8 +133,8 @@ export class RunFiles {
    * symlink leads out of the run directory; undefined when it does not exist (yet).
    */
   async existingFile(runId: string, name: string): Promise<string | undefined> {
-    const realRun = await this.realRunDir(runId);
-    return realFileWithin(realRun, join(this.dir(runId), name), `${name} of run ${runId}`);
+    await this.realRunDir(runId);
+    return realFileOfChild(this.root, runId, name, 'run');
   }
 
   /** existingFile(), with a NotFoundError saying what to do when the file is missing. */

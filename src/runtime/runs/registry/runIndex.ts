@@ -11,7 +11,7 @@
  * to show (`verify`) and a rolling `sweep` over the rest. New and removed run directories are
  * found by reading the runs folder, when its mtime moved.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { RUN_FILES, RUN_ID_PATTERN } from '../../../core/files/home.js';
 import type { Logger } from '../../../core/logger.js';
@@ -174,6 +174,7 @@ export class RunIndex {
       writeFileSync(temp, JSON.stringify({ version: FORMAT_VERSION, runs: [...this.slots.values()].map(stored) }));
       renameSync(temp, this.file);
     } catch (err) {
+      rmSync(temp, { force: true });
       this.logger.warn({ file: this.file, err: String(err) }, 'run index not saved; the next server start reads the changed records again');
     }
   }

@@ -6,10 +6,13 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { UserError } from '../../../core/errors.js';
 import { writeAtomically } from '../../../core/files/atomicFile.js';
+import { isDiskFull } from '../../../core/files/diskFull.js';
+import { realFileOfChild } from '../../../core/files/safePath.js';
 import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
 import { FileLock } from './fileLock.js';
-import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
+import { damagedRun, type DamagedRun, isDamaged, newRunId, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
 
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
 const WRITE_LOCK_TIMEOUT_MS = 5_000;
@@ -56,6 +59,13 @@ export class RunStore {
     }
   }
 
+  /** A new run id no run directory has (creating the directory fails if one takes it meanwhile). */
+  unusedRunId(): string {
+    let runId = newRunId();
+    while (this.exists(runId)) runId = newRunId();
+    return runId;
+  }
+
   exists(runId: string): boolean {
     return statSync(this.dir(runId), { throwIfNoEntry: false })?.isDirectory() === true;
   }
@@ -75,13 +85,29 @@ export class RunStore {
     if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
     let text: string;
     try {
-      text = readFileSync(join(this.dir(runId), RUN_FILES.record), 'utf8');
+      const path = this.recordPath(runId);
+      if (typeof path !== 'string') return path;
+      text = readFileSync(path, 'utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       return this.damaged(runId, code === 'ENOENT' ? 'run.json is missing' : `run.json cannot be read (${code})`);
     }
     const entry = parseRunRecord(text, runId);
     return isDamaged(entry) ? this.damaged(runId, entry.damaged) : entry;
+  }
+
+  /**
+   * The real path of the run's run.json, or the run as damaged by the refusal of the one rule for
+   * readers of RL_HOME (core/files/safePath.ts): a run directory or run.json that is a symlink
+   * leading out of it is never read, nor written, in the same words the resources use.
+   */
+  private recordPath(runId: string): string | DamagedRun {
+    try {
+      return realFileOfChild(this.root, runId, RUN_FILES.record, 'run') ?? this.damaged(runId, 'run.json is missing');
+    } catch (err) {
+      if (err instanceof UserError) return this.damaged(runId, err.message);
+      throw err;
+    }
   }
 
   /** Every run, newest first. */
@@ -98,23 +124,48 @@ export class RunStore {
    * write lock. `mutate` may return false to skip the write. Throws when the run is missing or damaged.
    */
   update(runId: string, mutate: (record: RunRecord) => boolean | void): RunRecord {
-    const entry = this.tryUpdate(runId, mutate);
+    const entry = this.modify(runId, mutate, true);
     if (entry === undefined) throw new Error(`run ${runId} does not exist`);
     if (isDamaged(entry)) throw new Error(`run ${runId} cannot be updated: ${entry.damaged}`);
     return entry;
   }
 
-  /** update(), answering undefined for a missing run and a damaged one as it is (nothing written). */
+  /**
+   * update(), answering undefined for a missing run and a damaged one as it is (nothing written).
+   * What it writes is a stamp a reader adds (rl_check_status' last_full_check_at): on a full disk
+   * the stamp is lost and the record read is answered, so reading a run never needs free space.
+   */
   tryUpdate(runId: string, mutate: (record: RunRecord) => boolean | void): RegistryEntry | undefined {
+    return this.modify(runId, mutate, false);
+  }
+
+  private modify(runId: string, mutate: (record: RunRecord) => boolean | void, mustWrite: boolean): RegistryEntry | undefined {
     if (!RUN_ID_PATTERN.test(runId) || !this.exists(runId)) return undefined;
+    // Refused before the lock is taken: its file would be created wherever the link leads.
+    const path = this.recordPath(runId);
+    if (typeof path !== 'string') return path;
     const lock = new FileLock(join(this.dir(runId), recordLockFile));
-    lock.acquireBlocking(WRITE_LOCK_TIMEOUT_MS);
+    // On a full disk (taking the lock writes its file) a stamp is left out; the record is still read.
+    const held = this.whenRoom(mustWrite, () => lock.acquireBlocking(WRITE_LOCK_TIMEOUT_MS));
     try {
       const entry = this.read(runId);
-      if (entry !== undefined && !isDamaged(entry) && mutate(entry) !== false) writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1));
+      if (entry !== undefined && !isDamaged(entry) && mutate(entry) !== false && held) {
+        this.whenRoom(mustWrite, () => writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1)));
+      }
       return entry;
     } finally {
-      lock.release();
+      if (held) lock.release();
+    }
+  }
+
+  /** Runs `write`; false when the disk is full and the write may be left out (not `mustWrite`). */
+  private whenRoom(mustWrite: boolean, write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (err) {
+      if (mustWrite || !isDiskFull(err)) throw err;
+      return false;
     }
   }
 

@@ -27,7 +27,8 @@ import type { RunFramework, Verdict } from '../framework.js';
 import { Lifecycle } from './lifecycle.js';
 import { Waker } from './polling.js';
 import type { ExitInfo, Placement } from '../placement/placement.js';
-import { logOf, processOf, runProcesses, type RunRecord } from '../registry/record.js';
+import { logOf, processOf, runProcesses, type RunObservations, type RunRecord } from '../registry/record.js';
+import { recordEnded, recordOutcome, recordStopping } from './ending.js';
 import { StartUp } from './startup.js';
 import { stopProcesses } from './stopping.js';
 import type { RunStore } from '../registry/store.js';
@@ -227,14 +228,8 @@ export class RunSupervisor {
     // failed W&B login): the cause a user can act on is printed above it.
     const cause = verdict.status === 'failed' && verdict.error_process ? this.ctx.framework.firstCause(await tailLines(logOf(this.run.record, verdict.error_process), CAUSE_SEARCH_LINES)) : undefined;
     const error = verdict.error !== undefined && cause !== undefined && !verdict.error.includes(cause) ? `${verdict.error} Cause: ${cause}` : verdict.error;
-    this.run.update((r) => {
-      r.status = verdict.status;
-      r.phase = 'done';
-      r.phase_started_at = r.ended_at = now();
-      if (error !== undefined) r.error = this.ctx.redactor.redact(error);
-      if (cause !== undefined) r.error_cause = this.ctx.redactor.redact(cause);
-      if (verdict.error_process !== undefined) r.error_process = verdict.error_process;
-    });
+    const { redactor } = this.ctx;
+    this.run.update((r) => recordOutcome(r, verdict, { error: error && redactor.redact(error), cause: cause && redactor.redact(cause) }, now()));
     const level = verdict.status === 'completed' ? 'info' : 'warn';
     this.ctx.logger[level]({ run_id: this.runId, status: verdict.status, error: verdict.error }, 'run ended');
     if (verdict.error_process) {
@@ -244,10 +239,28 @@ export class RunSupervisor {
     await this.stopLeftovers();
   }
 
-  /** Stops what is left of an ended run, then lets go of it. */
+  /** Stops what is left of an ended run, records its end, then lets go of it. */
   private async stopLeftovers(): Promise<void> {
     await stopProcesses(this.run, this.ctx, this.ctx.settings.stopGraceSeconds * 1000, false);
+    await this.recordEnd();
     if (this.life.state === 'concluding') this.letGo('ended');
+  }
+
+  /**
+   * The processes are gone: a last look at what they logged (steps finished during the stop count
+   * for the spend), then the final status. Recorded even when the stop outlasted a shutdown wait.
+   */
+  private async recordEnd(): Promise<void> {
+    let observed: RunObservations | undefined;
+    if (this.run.record.running_at !== undefined) {
+      try {
+        const observer = this.watchdog?.observer ?? this.ctx.framework.observer(() => this.run.record);
+        observed = (await observer.look(this.run.record.observed, now())).next;
+      } catch (err) {
+        this.ctx.logger.warn({ err, run_id: this.runId }, 'could not take the last look at the run; its observations stay as last seen');
+      }
+    }
+    this.run.update((r) => recordEnded(r, now(), observed));
   }
 
   /**
@@ -261,21 +274,11 @@ export class RunSupervisor {
   }
 
   private async stopAll(graceMs: number, forExit: boolean): Promise<void> {
-    this.run.update((r) => {
-      r.status = 'stopping';
-      r.phase = 'stopping';
-      r.phase_started_at = now();
-      r.stop_requested_at ??= r.phase_started_at;
-    });
+    this.run.update((r) => recordStopping(r, now()));
     this.ctx.logger.info({ run_id: this.runId }, 'stopping run');
     await stopProcesses(this.run, this.ctx, graceMs, forExit);
-    // Recorded even when the stop outlasted the shutdown wait: the processes are gone.
-    this.run.update((r) => {
-      r.status = 'stopped';
-      r.phase = 'done';
-      r.phase_started_at = r.ended_at = now();
-      if (forExit) (r.notes ??= []).push('Stopped because the server exited with RL_STOP_RUNS_ON_EXIT=1.');
-    });
+    if (forExit) this.run.update((r) => (r.notes ??= []).push('Stopped because the server exited with RL_STOP_RUNS_ON_EXIT=1.'));
+    await this.recordEnd();
     if (this.life.state === 'stopping') this.letGo('ended');
   }
 

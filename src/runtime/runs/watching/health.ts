@@ -82,6 +82,18 @@ function trainerReasons(seen: RunRecord['observed']): HealthReason[] {
   if (typeof seen?.last_loss === 'string') {
     reasons.push({ code: 'loss_not_finite', message: `The trainer's last loss is ${seen.last_loss}: training has diverged.`, evidence: { line: `Loss: ${seen.last_loss.toLowerCase()}`, process: 'trainer' } });
   }
+  const untrained = seen?.untrained_steps;
+  if (untrained !== undefined) {
+    const steps = untrained.steps === 1 ? 'last step' : `last ${untrained.steps} steps`;
+    reasons.push({
+      code: 'no_learning_signal',
+      message:
+        `The trainer's ${steps} trained nothing: every group of their batches scored alike (all right or all wrong), so every advantage is zero ` +
+        '("Got 0 Datum objects"); sampling is paid for and nothing is learned. The model finds these items too easy or too hard: ' +
+        'rl_test_inference shows how each model scores them; a model nearer their difficulty, or harder or easier items, gives a signal.',
+      evidence: { line: untrained.line, count: untrained.steps, process: 'trainer' },
+    });
+  }
   const rewards = seen?.recent_rewards ?? [];
   if (rewards.length >= FLAT_REWARD_STEPS && rewards.every((r) => r === rewards[0])) {
     reasons.push({
@@ -146,8 +158,10 @@ export function assessHealth(record: RunRecord, nowMs: number, policy: HealthPol
     case 'failed':
     case 'stopped':
       return endedHealth(record, base);
-    case 'stopping':
-      return { ...base, verdict: 'stopping', reasons: [{ code: 'stopping', message: 'The run is being stopped.', evidence: { at: record.stop_requested_at ?? record.phase_started_at } }] };
+    case 'stopping': {
+      const message = record.outcome === undefined ? 'The run is being stopped.' : `The run ended ${record.outcome}${record.error ? ` (${record.error})` : ''}; its processes are being stopped.`;
+      return { ...base, verdict: 'stopping', reasons: [{ code: 'stopping', message, evidence: { at: record.stop_requested_at ?? record.phase_started_at } }] };
+    }
     case 'starting':
       return { ...base, verdict: 'starting', reasons: [{ code: record.phase, message: `Starting (${record.phase}).`, evidence: { at: record.phase_started_at } }] };
     case 'running':

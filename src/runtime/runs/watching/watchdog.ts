@@ -32,7 +32,8 @@ const WRITE_EVERY_MS = 5_000;
 const HEARTBEAT_MS = 30_000;
 
 export class Watchdog {
-  private readonly observer: RunObserver;
+  /** Also the supervisor's, for the last look once the processes are gone. */
+  readonly observer: RunObserver;
   private readonly timer: NodeJS.Timeout;
   /** The look under way, if any: looks never overlap. */
   private looking?: Promise<void>;
@@ -66,7 +67,7 @@ export class Watchdog {
     clearInterval(this.timer);
   }
 
-  /** A last look before the run's outcome is recorded, kept whatever the write throttle says. */
+  /** A look before the run's outcome is recorded, kept whatever the write throttle says. */
   async flush(): Promise<void> {
     this.close();
     await this.looking;

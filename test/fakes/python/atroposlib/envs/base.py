@@ -373,6 +373,10 @@ class BaseEnv(ABC):
         if to_postprocess:
             to_postprocess = await self.postprocess_histories(to_postprocess)
             await self.handle_send_to_api(to_postprocess, item)
+        else:
+            # As upstream: a group score() dropped (None) is said only at DEBUG, which nothing shows
+            # (atroposlib configures no logging), so a starved serve can leave its log empty.
+            logger.debug("handle_env: No trajectories collected")
         await self.cleanup()
 
     async def env_manager(self):

@@ -83,7 +83,7 @@ function spentForBudget(record: RunRecord): { usd: number; source: SpendSource }
   const estimated = spendOfRecord(record)?.spent_usd;
   const billed = record.tinker?.billed.usd ?? undefined;
   if (billed !== undefined && (estimated === undefined || billed > estimated)) {
-    return { usd: billed, source: { what: 'billed spend', basis: `Tinker's billing up to ${record.tinker?.billed.as_of ?? 'now'}, above the estimate of $${estimated ?? '?'}` } };
+    return { usd: billed, source: { what: 'billed spend', basis: `Tinker's billing up to ${record.tinker?.billed.as_of ?? 'now'}, ${estimated === undefined ? 'with no estimate' : `above the estimate of $${estimated}`}` } };
   }
   return estimated === undefined ? undefined : { usd: estimated, source: ESTIMATED };
 }

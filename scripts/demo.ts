@@ -10,7 +10,7 @@
  * for Tinker's OpenAI-compatible endpoint), so it needs no key and costs nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,6 +22,7 @@ import { gsm8kSolver } from '../test/fakes/gsm8kAnswers.js';
 import { startFakeOpenAI } from '../test/fakes/openaiServer.js';
 import { startFakeTinkerOai } from '../test/fakes/tinkerOaiServer.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
+import { makeFakeTinker } from '../test/helpers/fakeTinker.js';
 import { DIST_ENTRY, freePort, REPO_ROOT } from '../test/helpers/tmp.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'stopped', 'unknown']);
@@ -34,6 +35,7 @@ type Call = (name: string, args?: Record<string, unknown>) => Promise<{ isError:
 
 /** The key of the local endpoint standing in for OpenRouter. */
 const ENDPOINT_KEY = 'sk-or-demo-not-a-real-key';
+/** Tinker keys start with `tml-` (the SDK refuses others). */
 const TINKER_KEY = 'tml-demo-not-a-real-key';
 
 /** rl_test_inference against the local endpoint: a few real rollouts before paying for training. */
@@ -64,6 +66,58 @@ async function evaluateRun(call: Call, runId: string): Promise<void> {
   const rollouts = await call('rl_get_rollouts', { eval_id: answer.json.eval_id, filter: 'worst', limit: 1 });
   const worst = rollouts.json.rollouts?.[0];
   if (worst) say(`> rl_get_rollouts worst: ${worst.model} scored ${worst.score}: ${JSON.stringify(String(worst.completion).slice(0, 100))}`);
+}
+
+/** Follows a run with rl_check_status until it ends, printing each change; its last status. */
+async function follow(call: Call, runId: string): Promise<any> {
+  let last = '';
+  for (;;) {
+    const status = (await call('rl_check_status', { run_id: runId })).json;
+    const progress = status.progress ? ` ${status.progress.step}/${status.progress.total_steps} steps done` : '';
+    const health = status.health ? `, health ${status.health.verdict}` : '';
+    const line = `  status ${status.status} (${status.phase})${health}${progress}${status.weights ? `, weights ${status.weights}` : ''}`;
+    if (line !== last) say(line);
+    last = line;
+    if (TERMINAL.has(status.status)) return status;
+    await sleep(250);
+  }
+}
+
+/**
+ * The same tools on a tinker-cookbook recipe: the verifiers gsm8k environment (its name clashes
+ * with the Atropos one, so it is picked as cookbook:gsm8k), trained by the fake verifiers_rl
+ * recipe through the fake Tinker SDK, read from its metrics.jsonl, evaluated with verifiers' eval,
+ * and compared with the Atropos run.
+ */
+async function cookbookRun(call: Call, atroposRunId: string): Promise<string> {
+  const listing = await call('rl_list_environments', { framework: 'cookbook' });
+  say(`
+> rl_list_environments {framework: cookbook}: ${listing.json.environments.map((e: { name: string; recipe: string }) => `${e.name} (recipe ${e.recipe})`).join(', ')}`);
+  const selected = await call('rl_select_environment', { name: 'cookbook:gsm8k' });
+  say(`> rl_select_environment cookbook:gsm8k: ${selected.json.message}`);
+  for (const [field, value] of [['vf_env_args', { num_train_examples: 6 }], ['group_size', 2], ['groups_per_batch', 2], ['save_every', 1]] as const) {
+    const edit = await call('rl_edit_config', { field, value });
+    if (edit.isError) throw new Error(`rl_edit_config ${field} refused: ${edit.json.error}`);
+  }
+  say('> rl_edit_config vf_env_args {"num_train_examples": 6}, group_size 2, groups_per_batch 2, save_every 1');
+  const started = await call('rl_start_training');
+  if (started.isError) throw new Error(`rl_start_training refused: ${started.json.error}`);
+  const runId = started.json.run_id as string;
+  say(`> rl_start_training: run ${runId} (${started.json.framework}) ${started.json.status}: one process, python -m tinker_cookbook.recipes.verifiers_rl.train ...`);
+  const status = await follow(call, runId);
+  const results = await call('rl_get_results', { run_id: runId });
+  say(`> rl_get_results: ${results.json.outcome.reason}`);
+  say(`  reward per step (${results.json.metrics_source}): ${results.json.sparklines?.reward_mean ?? 'n/a'}`);
+  if (results.json.cost?.spent_usd !== undefined) say(`  cost: $${results.json.cost.spent_usd.toFixed(4)} spent (${results.json.cost.basis.split(';')[0]})`);
+  if (status.status === 'completed') {
+    let answer = await call('rl_evaluate', { run_id: runId, num_items: 5, group_size: 2, wait_seconds: 120 });
+    while (!answer.isError && answer.json.status === 'running') answer = await call('rl_evaluate', { eval_id: answer.json.eval_id, wait_seconds: 120 });
+    if (answer.isError) throw new Error(`rl_evaluate refused: ${answer.json.error}`);
+    say(`> rl_evaluate (${answer.json.method}): ${answer.json.models.map((m: { label: string; score: number }) => `${m.label} ${m.score}`).join(' vs ')}; verdict: ${answer.json.verdict?.verdict}`);
+  }
+  const compared = await call('rl_compare_runs', { run_ids: [atroposRunId, runId] });
+  say(`> rl_compare_runs (an Atropos and a cookbook run): ${compared.json.runs.map((r: { run_id: string; status: string; steps: number }) => `${r.run_id} ${r.status}, ${r.steps} steps`).join('; ')}; ${compared.json.differing_fields} config fields differ`);
+  return status.status;
 }
 
 /** A run that did not complete: its error and the end of each log, as an agent would read them. */
@@ -129,12 +183,19 @@ async function main(): Promise<void> {
   const tinker = await startFakeTinkerOai({
     apiKey: TINKER_KEY,
     baseModels: { 'Qwen/Qwen3-8B': 0.3 },
-    checkpoint: (path) => (/\/sampler_weights\/step_\d+$/.test(path) ? 0.9 : undefined),
+    // tinker-atropos names its checkpoints step_N, the cookbook 000N and final.
+    checkpoint: (path) => (/\/sampler_weights\/(?:step_\d+|\d{6}|final)$/.test(path) ? 0.9 : undefined),
     solve: gsm8kSolver(),
   });
   try {
-    const install = await makeFakeInstall({ dir: work });
+    // The fake Tinker service the cookbook recipe trains through (its SDK's state: keys, live models).
+    mkdirSync(join(work, 'tinker-service'));
+    const service = makeFakeTinker(join(work, 'tinker-service'));
+    service.addKey(TINKER_KEY);
+    service.setModels(['Qwen/Qwen3-8B']);
+    const install = await makeFakeInstall({ dir: work, cookbook: true, tinkerState: service.dir });
     install.trainerControl({ step_seconds: 0.4 });
+    install.cookbookControl({ step_seconds: 1 });
     const settingsFile = join(work, 'rl.yaml');
     // A short run without W&B: the operator's locked values, as RL_MCP_CONFIG sets them.
     writeFileSync(settingsFile, stringify({ locked: { env: { total_steps: 5, use_wandb: false } } }));
@@ -164,8 +225,9 @@ async function main(): Promise<void> {
     const listing = await call('rl_list_environments');
     say(`> rl_list_environments: ${listing.json.count} environments: ${listing.json.environments.map((e: { name: string }) => e.name).join(', ')}`);
 
-    const selected = await call('rl_select_environment', { name: 'gsm8k' });
-    say(`> rl_select_environment gsm8k: ${selected.json.message}`);
+    // The install also has tinker-cookbook, whose verifiers gsm8k environment shares the name: the framework picks one.
+    const selected = await call('rl_select_environment', { name: 'atropos:gsm8k' });
+    say(`> rl_select_environment atropos:gsm8k: ${selected.json.message}`);
 
     const config = await call('rl_get_current_config');
     const show = (f: { name: string; current_value: unknown }) => `${f.name}=${JSON.stringify(f.current_value)}`;
@@ -186,18 +248,7 @@ async function main(): Promise<void> {
     const runId = started.json.run_id as string;
     say(`> rl_start_training: run ${runId} ${started.json.status}; config ${started.json.config_path}`);
 
-    let last = '';
-    let status: any;
-    for (;;) {
-      status = (await call('rl_check_status', { run_id: runId })).json;
-      const progress = status.progress ? ` ${status.progress.step}/${status.progress.total_steps} steps done` : '';
-      const health = status.health ? `, health ${status.health.verdict}` : '';
-      const line = `  status ${status.status} (${status.phase})${health}${progress}${status.weights ? `, weights ${status.weights}` : ''}`;
-      if (line !== last) say(line);
-      last = line;
-      if (TERMINAL.has(status.status)) break;
-      await sleep(250);
-    }
+    const status = await follow(call, runId);
 
     const results = await call('rl_get_results', { run_id: runId });
     say(`> rl_get_results: ${results.json.outcome.status}: ${results.json.outcome.reason}`);
@@ -205,13 +256,15 @@ async function main(): Promise<void> {
     if (results.json.cost?.spent_usd !== undefined) say(`  cost: $${results.json.cost.spent_usd.toFixed(4)} spent (an estimate: ${results.json.cost.basis})`);
     if (results.json.wandb_error) say(`  W&B: ${results.json.wandb_error}`);
     if (status.status === 'completed') await evaluateRun(call, runId);
+    const cookbookStatus = await cookbookRun(call, runId);
     const runs = await call('rl_list_runs');
-    say(`> rl_list_runs: ${runs.json.runs.map((r: { run_id: string; status: string }) => `${r.run_id} ${r.status}`).join(', ')}`);
-    say(`\nWith a real tinker-atropos checkout and keys, the same calls train for real: see README "Connecting a client".`);
+    say(`> rl_list_runs: ${runs.json.runs.map((r: { run_id: string; framework: string; status: string }) => `${r.run_id} (${r.framework}) ${r.status}`).join(', ')}`);
+    say(`\nWith a real tinker-atropos checkout or tinker-cookbook install and keys, the same calls train for real: see README "Connecting a client".`);
     if (status.status !== 'completed') {
       await explainFailure(client, status);
       process.exitCode = 1;
     }
+    if (cookbookStatus !== 'completed') process.exitCode = 1;
   } finally {
     await client.close();
     await endpoint.close();

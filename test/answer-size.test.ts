@@ -16,7 +16,7 @@ import { APPS_CLIENT_CAPABILITIES, connectInMemory, type InMemoryHarness } from 
 import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { KEY as ENDPOINT_KEY, startEndpoint } from './helpers/inference.js';
 import { killLeftovers, newHome, record, runServerEnv, runsTinker, waitForRun } from './helpers/runs.js';
-import { runRecord, writeRunDirs } from './helpers/registry.js';
+import { runRecord, writeFailedCookbookRun, writeRunDirs } from './helpers/registry.js';
 import { tempDir } from './helpers/tmp.js';
 import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
 import { startFakeTinkerOai } from './fakes/tinkerOaiServer.js';
@@ -119,6 +119,8 @@ const AT_LIMITS: Record<string, () => Promise<Record<string, unknown>>> = {
   rl_check_status: async () => ({ run_id: wide[0]!.run_id }),
   rl_wait_for_run: async () => ({ run_id: startedRun!, until: 'ended', timeout_seconds: 50 }),
   rl_stop_training: async () => ({ run_id: startedRun! }),
+  // A cookbook run that failed after a checkpoint: started again, its recipe a process that ends at once.
+  rl_resume_training: async () => ({ run_id: writeFailedCookbookRun(home, 'cb000001', [install.python, '-c', 'pass']).run_id }),
   rl_get_results: async () => ({ run_id: wide[0]!.run_id, samples: 500 }),
   rl_checkpoints: async () => {
     await manyCheckpoints(startedRun!, 1500);

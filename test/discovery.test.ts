@@ -98,7 +98,7 @@ test('tools/list shows rl_list_environments with schemas and annotations', async
   const tool = tools.find((t) => t.name === 'rl_list_environments');
   assert.ok(tool, 'rl_list_environments is listed');
   // Every input is optional: the Hermes call without arguments lists the first page.
-  assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}), ['search', 'limit', 'offset']);
+  assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}), ['search', 'limit', 'offset', 'framework']);
   assert.equal(tool.inputSchema.required, undefined);
   assert.ok(tool.outputSchema?.properties?.environments);
   assert.equal(tool.annotations?.readOnlyHint, true);

@@ -1,5 +1,5 @@
 /**
- * The fake tinker-cookbook, chz and verifiers (test/fakes/python/tinker_cookbook, chz, verifiers, and
+ * The fake tinker-cookbook, chz and verifiers (test/fakes/cookbook/tinker_cookbook, chz, verifiers, and
  * the gsm8k environment) behave as upstream does where the product relies on them: the files a run
  * writes and their keys, the `ask` prompt on an existing log directory, resume from the last
  * checkpoint through the Tinker SDK, chz's argv errors, model and training failures, a stall, Tinker's
@@ -15,13 +15,13 @@ import { startFakeOpenAI } from './fakes/openaiServer.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { run, start, waitFor, type Proc } from './helpers/fakeProcesses.js';
 import { makeFakeTinker } from './helpers/fakeTinker.js';
-import { FAKE_PYTHONPATH, tempDir } from './helpers/tmp.js';
+import { FAKE_COOKBOOK_PYTHONPATH, tempDir } from './helpers/tmp.js';
 
 const TINKER_KEY = 'tml-cookbook-fake-test-5e1a';
 const ENDPOINT_KEY = 'sk-cookbook-endpoint-key-77c0';
 const MODEL = 'Qwen/Qwen3-8B';
 
-const install = await makeFakeInstall();
+const install = await makeFakeInstall({ cookbook: true });
 const tinker = makeFakeTinker();
 tinker.addKey(TINKER_KEY);
 tinker.setModels([MODEL, 'Qwen/Qwen3.5-4B', 'Qwen/Qwen3.5-9B-Base']);
@@ -240,7 +240,7 @@ test("Tinker's billing pause (402) shows in logs.log while the step waits", asyn
 });
 
 test('the supervised chat_sl recipe is told apart from the RL ones, and writes its own keys', async () => {
-  const source = (recipe: string): string => readFileSync(join(FAKE_PYTHONPATH, 'tinker_cookbook', 'recipes', recipe, 'train.py'), 'utf8');
+  const source = (recipe: string): string => readFileSync(join(FAKE_COOKBOOK_PYTHONPATH, 'tinker_cookbook', 'recipes', recipe, 'train.py'), 'utf8');
   for (const rl of ['math_rl', 'verifiers_rl']) {
     assert.match(source(rl), /^from tinker_cookbook\.rl(\.train)? import /m);
     assert.match(source(rl), /^\s+group_size: int = \d+$/m);

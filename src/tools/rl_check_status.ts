@@ -51,6 +51,7 @@ export const rlCheckStatus = defineTool({
       .describe('From W&B, the keys really logged: trainer step, reward/mean, train/loss, run state; environment train/eval percent_correct. null = not logged yet'),
     wandb_url: z.string().optional(),
     wandb_error: z.string().optional(),
+    metrics_source: z.string().optional().describe('Where the metrics came from when not W&B: the run\'s own metrics.jsonl (a cookbook run)'),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   ui: { resourceUri: DASHBOARD_URI },

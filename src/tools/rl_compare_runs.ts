@@ -68,6 +68,7 @@ export const rlCompareRuns = defineTool({
         metrics: z.partialRecord(z.enum(KEY_METRICS), metricSummary).optional(),
         wandb_url: z.string().optional(),
         wandb_error: z.string().optional(),
+        metrics_source: z.string().optional().describe('Where the metrics came from when not W&B: the run\'s own metrics.jsonl (a cookbook run)'),
         config_error: z.string().optional(),
         assigned: z
           .object({ rollout_server_url: jsonValue, base_urls: z.array(jsonValue), checkpoint_dir: jsonValue })

@@ -4,6 +4,7 @@ import { evaluateRun } from '../runtime/wiring/evaluate.js';
 import { EVAL_ID_PATTERN } from '../core/files/home.js';
 import { MAX_ALL_CHECKPOINTS, MAX_LISTED_CHECKPOINTS } from '../runtime/evaluation/checkpoints.js';
 import { MAX_EVAL_WAIT_SECONDS } from '../runtime/evaluation/registry.js';
+import { EVAL_METHODS } from '../runtime/evaluation/evalCommand.js';
 import { defineTool } from './define.js';
 import { runIdInput } from './runSchemas.js';
 
@@ -19,11 +20,14 @@ const input = z
       .describe(`"latest" (the highest saved step), "all" (at most ${MAX_ALL_CHECKPOINTS}, evenly spaced, the latest included; step_0, the untrained start, left out) or a list of steps / step_N / tinker:// paths`),
     baseline: z.boolean().default(true).describe("Also evaluate the run's base model, and compare each checkpoint with it"),
     method: z
-      .enum(['auto', 'evaluate', 'process'])
+      .enum(['auto', ...EVAL_METHODS])
       .default('auto')
-      .describe("auto: the environment's own held-out evaluation (atroposlib evaluate) when it defines one, else scored process rollouts of its training items"),
-    num_items: z.number().int().min(2).max(200).default(20).describe('process method: items per model (the same items for every model)'),
-    group_size: z.number().int().min(1).max(16).default(4).describe('process method: completions per item; an item scores their mean'),
+      .describe(
+        "auto: for an Atropos run the environment's own held-out evaluation (atroposlib evaluate) when it defines one, else scored process rollouts of its training items; " +
+          "for a cookbook run of a verifiers environment verifiers' own eval (vf_eval)",
+      ),
+    num_items: z.number().int().min(2).max(200).default(20).describe('process and vf_eval methods: items (examples) per model, the same for every model'),
+    group_size: z.number().int().min(1).max(16).default(4).describe('process and vf_eval methods: completions (rollouts) per item; an item scores their mean'),
     timeout_seconds: z.number().int().min(10).max(3600).default(900).describe('Per model'),
     wait_seconds: z.number().int().min(0).max(MAX_EVAL_WAIT_SECONDS).default(50).describe("How long this call waits before answering status \"running\" with an eval_id; keep it below the client's request timeout"),
     eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('Wait again on (or fetch) an evaluation started earlier; other arguments are then ignored'),
@@ -55,7 +59,7 @@ const output = z.object({
   environment: z.string(),
   created_at: z.string(),
   finished_at: z.string().optional(),
-  method: z.enum(['evaluate', 'process']),
+  method: z.enum(EVAL_METHODS),
   method_reason: z.string(),
   checkpoints: z.array(z.string()),
   baseline: z.string().optional(),
@@ -76,7 +80,8 @@ export const rlEvaluate = defineTool({
   description: [
     "Did training help? Evaluates the run's environment on the same items for the base model and the run's latest (or chosen) tinker://",
     "sampler checkpoints, through Tinker's OpenAI-compatible endpoint (TINKER_OAI_BASE_URL, with TINKER_API_KEY; this costs Tinker sampling).",
-    "Uses the environment's own held-out evaluation (atroposlib evaluate) when it defines one, else scored process rollouts; says which.",
+    "Uses the environment's own held-out evaluation (atroposlib evaluate) when it defines one, else scored process rollouts; a cookbook run of a",
+    "verifiers environment is evaluated with verifiers' own eval (vf_eval); says which. A cookbook recipe that is not a verifiers environment (math_rl) is refused with the reason.",
     'Answers per model the score with a 95% interval, the difference to the baseline with its interval, and a verdict (better /',
     'no_clear_difference / worse). Works while the run trains (saved checkpoints only; the run is not touched). Answers when done or after',
     'wait_seconds with {eval_id, status: "running"}; call again with {eval_id}. Read samples with rl_get_rollouts({eval_id}).',

@@ -42,6 +42,7 @@ export const rlGetResults = defineTool({
     history_note: z.string().optional(),
     sparklines: z.record(z.string(), z.string()).optional(),
     wandb_error: z.string().optional(),
+    metrics_source: z.string().optional().describe('Where the metrics came from when not W&B: the run\'s own metrics.jsonl (a cookbook run)'),
     weights: z.object({
       latest: z.string().nullable(),
       checkpoints: z.array(z.string()),

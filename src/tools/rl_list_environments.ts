@@ -1,8 +1,9 @@
 /** rl_list_environments: the trainable environments found by static discovery (Hermes tool 1). */
 import { z } from 'zod';
 import { environmentDirs } from '../runtime/environments/catalog.js';
-import { environmentPage, MAX_DESCRIPTION_CHARS } from '../runtime/environments/report.js';
-import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerProblemDetails, tinkerProblems } from '../runtime/environments/tinkerReadiness.js';
+import { environmentPage, frameworkOfEnvironment, MAX_DESCRIPTION_CHARS, type DiscoveredEnvironment } from '../runtime/environments/report.js';
+import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
+import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerFitOf, tinkerProblemDetails } from '../runtime/environments/tinkerReadiness.js';
 import { defineTool } from './define.js';
 
 /** Side lists (skipped files, abstract bases, ambiguous names) are for diagnosis: a screenful is enough. */
@@ -17,14 +18,24 @@ const TIPS = [
 
 const environment = z.object({
   name: z.string(),
+  framework: z.enum(FRAMEWORKS).describe('atropos: an Atropos environment (three processes); cookbook: a tinker-cookbook RL recipe, or a verifiers environment trained by its verifiers_rl recipe'),
+  recipe: z.string().optional().describe('cookbook: the recipe that trains it (python -m tinker_cookbook.recipes.<recipe>.train)'),
+  vf_env_id: z.string().optional().describe('cookbook: the verifiers environment id verifiers_rl loads'),
   class_name: z.string(),
   file_path: z.string(),
   description: z.string(),
   config_class: z.string(),
-  managed_server: z.boolean().describe('Its code samples through managed_server, which the Tinker trainer needs (read from source)'),
-  server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']).describe('What config_init returns as server configs (read from source; a ServerBaseline() counts as single)'),
+  managed_server: z.boolean().optional().describe('Atropos: its code samples through managed_server, which the Tinker trainer needs (read from source)'),
+  server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']).optional().describe('Atropos: what config_init returns as server configs (read from source; a ServerBaseline() counts as single)'),
   tinker_problems: z.array(z.enum(TINKER_PROBLEM_CODES)).describe('What stops it training on Tinker, or what the server works around for it: codes explained once in problem_details; empty when none'),
 });
+
+/** An environment as the listing shows it: a cookbook one without the Atropos-only facts. */
+function listed(env: DiscoveredEnvironment): z.input<typeof environment> {
+  const { managed_server, server_configs, framework: _framework, ...rest } = env;
+  const { tinker_problems, ...facts } = tinkerFitOf(env, { managed_server, server_configs });
+  return { ...rest, framework: frameworkOfEnvironment(env), ...(facts as { managed_server?: boolean; server_configs?: typeof server_configs }), tinker_problems: tinker_problems.map((p) => p.code) };
+}
 
 const problemDetail = z.object({ blocking: z.boolean(), message: z.string(), fix: z.string() });
 
@@ -36,8 +47,9 @@ export const rlListEnvironments = defineTool({
   name: 'rl_list_environments',
   title: 'List RL environments',
   description:
-    'List the Atropos environments available for training (found by reading the source, never importing it; new and edited files are seen at once). ' +
-    'Each has a name for rl_select_environment and a file_path to read. Also reports files that do not parse (skipped), names used twice (duplicates, with the ' +
+    'List the environments available for training (found by reading the source, never importing it; new and edited files are seen at once): ' +
+    "Atropos environments (framework atropos) and, from RL_PYTHON's tinker-cookbook, its RL recipes and the installed verifiers environments (framework " +
+    'cookbook, with their recipe and vf_env_id); framework filters. Each has a name for rl_select_environment and a file_path to read. Also reports files that do not parse (skipped), names used twice (duplicates, with the ' +
     'select_as value that picks each) and abstract bases left out. Large trees come in pages: count says how many are shown, total how many ' +
     `match; call again with offset = next_offset for more, or narrow with search. Descriptions are cut at ${MAX_DESCRIPTION_CHARS} characters.`,
   input: z
@@ -45,6 +57,7 @@ export const rlListEnvironments = defineTool({
       search: z.string().min(1).max(200).optional().describe('Only environments whose name, class or description contains this (case-insensitive)'),
       limit: z.number().int().min(1).max(100).default(50).describe('Environments per page (fewer when they would make a long answer)'),
       offset: z.number().int().min(0).default(0).describe('next_offset of the previous page'),
+      framework: z.enum(FRAMEWORKS).optional().describe('Only this framework\'s environments: atropos, or cookbook (tinker-cookbook recipes and verifiers environments)'),
     })
     .strict(),
   output: z.object({
@@ -59,6 +72,10 @@ export const rlListEnvironments = defineTool({
       .describe('Names used by several environments: pass the select_as value to rl_select_environment instead'),
     abstract: z.array(z.object({ class_name: z.string(), file_path: z.string() })).describe('Base classes without a name that other environments extend; not trainable'),
     searched: z.array(z.string()).describe('Directories scanned'),
+    cookbook: z
+      .object({ dir: z.string().optional(), missing: z.string().optional() })
+      .optional()
+      .describe("RL_PYTHON's tinker_cookbook package (its recipes are listed), or why it has none"),
     problem_details: z
       .partialRecord(z.enum(TINKER_PROBLEM_CODES), problemDetail)
       .describe('What each tinker_problems code means: what happens upstream and what to do; blocking problems make a run fail after paid rollouts'),
@@ -68,19 +85,23 @@ export const rlListEnvironments = defineTool({
       .describe(`Entries left out of the side lists (each shows at most ${MAX_SIDE_ENTRIES})`),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  async handler({ search, limit, offset }, { runtime }) {
+  async handler({ search, limit, offset, framework }, { runtime }) {
     const report = await runtime.environments.scan();
-    const searched = environmentDirs(runtime.settings);
+    const searched = [...environmentDirs(runtime.settings), ...(report.cookbook?.dir !== undefined ? [`${report.cookbook.dir}/recipes`] : [])];
     const skipped = bounded(report.skipped);
     const duplicates = bounded(report.duplicates);
     const abstract = bounded(report.abstract);
-    const page = environmentPage(report.environments, { offset, limit, search }, MAX_PAGE_CHARS);
-    const environments = page.shown.map((env) => ({ ...env, tinker_problems: tinkerProblems(env).map((p) => p.code) }));
+    const all = framework === undefined ? report.environments : report.environments.filter((e) => frameworkOfEnvironment(e) === framework);
+    const page = environmentPage(all, { offset, limit, search }, MAX_PAGE_CHARS);
+    const environments = page.shown.map(listed);
     const tips = [...TIPS];
     const blocked = environments.filter((e) => e.tinker_problems.includes('no_managed_server')).length;
     if (blocked > 0) tips.push(`${blocked} of these cannot train on Tinker as they are (tinker_problems: no_managed_server; see problem_details).`);
     if (report.environments.length === 0) {
       tips.unshift(`No environments found in ${searched.join(', ')}. Set TINKER_ATROPOS_ROOT to a tinker-atropos checkout or add folders to RL_ENVIRONMENTS_DIRS.`);
+    }
+    if (framework === 'cookbook' && all.length === 0) {
+      tips.unshift(`No cookbook environments: ${report.cookbook?.missing ?? "RL_PYTHON's tinker_cookbook has no RL recipe and no verifiers environment is installed"}. Install tinker-cookbook into RL_PYTHON (and verifiers environments with prime env install owner/name).`);
     }
     if (report.duplicates.length > 0) tips.push('Some names are used twice (see duplicates): select those by their select_as value.');
     const omitted = { skipped: skipped.omitted, duplicates: duplicates.omitted, abstract: abstract.omitted };
@@ -95,6 +116,7 @@ export const rlListEnvironments = defineTool({
       duplicates: duplicates.shown,
       abstract: abstract.shown,
       searched,
+      ...(report.cookbook !== undefined ? { cookbook: report.cookbook } : {}),
       problem_details: tinkerProblemDetails(new Set(environments.flatMap((e) => e.tinker_problems))),
       ...(Object.values(omitted).some((n) => n > 0) ? { omitted } : {}),
     };

@@ -1,6 +1,8 @@
 /** rl_select_environment: choose the environment to train and load its config (Hermes tool 2). */
 import { z } from 'zod';
-import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerProblems } from '../runtime/environments/tinkerReadiness.js';
+import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerFitOf } from '../runtime/environments/tinkerReadiness.js';
+import { frameworkOfEnvironment } from '../runtime/environments/report.js';
+import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
 import { defineTool } from './define.js';
 
 /** An environment as rl_list_environments names it; rl_start_training and rl_test_inference take it too. */
@@ -10,7 +12,7 @@ export const environmentName = z
   .min(1)
   .max(128)
   .regex(/^(?!.*\.\.)[^/\\\u0000]+$/, "must be an environment name from rl_list_environments (e.g. \"gsm8k\"), not a path: '/', '\\', '..' and NUL are not allowed")
-  .describe('Environment name from rl_list_environments (its class name also works when unique)');
+  .describe('Environment name from rl_list_environments (its class name also works when unique; a name two frameworks use takes the framework in front: cookbook:gsm8k)');
 
 export const rlSelectEnvironment = defineTool({
   name: 'rl_select_environment',
@@ -34,8 +36,11 @@ export const rlSelectEnvironment = defineTool({
     locked_fields: z.number().int(),
     introspection: z.enum(['import', 'static']).describe('import: values from config_init(); static: read from source because the import failed'),
     import_error: z.string().optional(),
-    managed_server: z.boolean().describe('Its code samples through managed_server, which the Tinker trainer needs'),
-    server_configs: z.enum(SERVER_CONFIGS_SHAPES).describe("config_init()'s server configs: a list, one APIServerConfig, a bare ServerBaseline"),
+    framework: z.enum(FRAMEWORKS).describe('atropos or cookbook (a tinker-cookbook recipe, or a verifiers environment trained by verifiers_rl)'),
+    recipe: z.string().optional().describe('cookbook: the recipe that trains it'),
+    vf_env_id: z.string().optional().describe('cookbook: the verifiers environment id'),
+    managed_server: z.boolean().optional().describe('Atropos: its code samples through managed_server, which the Tinker trainer needs'),
+    server_configs: z.enum(SERVER_CONFIGS_SHAPES).optional().describe("Atropos: config_init()'s server configs: a list, one APIServerConfig, a bare ServerBaseline"),
     tinker_problems: z
       .array(z.object({ code: z.enum(TINKER_PROBLEM_CODES), blocking: z.boolean(), message: z.string(), fix: z.string() }))
       .describe('What stops it training on Tinker (blocking: a run would fail after paid rollouts) or what the server works around; empty when none'),
@@ -44,13 +49,15 @@ export const rlSelectEnvironment = defineTool({
   async handler({ name }, { runtime, signal }) {
     const { config, notes } = await runtime.selection.select(name, signal);
     const { environment, introspection, import_error, tinker } = config;
-    const problems = tinkerProblems(tinker);
+    const { tinker_problems: problems, ...facts } = tinkerFitOf(environment, tinker);
     const blocking = problems.filter((p) => p.blocking).map((p) => `It cannot train on Tinker as it is: ${p.message} Fix: ${p.fix}`);
     const editable = Object.keys(config.values).length;
     const source =
       introspection === 'import'
         ? 'values from config_init()'
-        : `could not import it (${import_error}), so the fields were read from its source; install the missing packages into RL_PYTHON before training`;
+        : import_error === undefined
+          ? `fields and defaults of its recipe's ${config.config_class}, read from source`
+          : `could not import it (${import_error}), so the fields were read from its source; install the missing packages into RL_PYTHON before training`;
     return {
       message: [
         `Selected environment: ${environment.name} (${editable} configurable fields; ${source}).`,
@@ -66,7 +73,10 @@ export const rlSelectEnvironment = defineTool({
       locked_fields: config.fields.length - editable,
       introspection,
       ...(import_error !== undefined ? { import_error } : {}),
-      ...tinker,
+      framework: frameworkOfEnvironment(environment),
+      ...(environment.recipe !== undefined ? { recipe: environment.recipe } : {}),
+      ...(environment.vf_env_id !== undefined ? { vf_env_id: environment.vf_env_id } : {}),
+      ...facts,
       tinker_problems: problems,
     };
   },

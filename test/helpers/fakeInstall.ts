@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import { FAKE_PYTHONPATH, FAKES_DIR, REPO_ROOT, tempDir } from './tmp.js';
+import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKES_DIR, REPO_ROOT, tempDir } from './tmp.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -66,6 +66,8 @@ export interface FakeInstall {
   trainerControl(control: TrainerControl | null): void;
   /** Writes `fake_env.json`; `null` removes it. */
   envControl(control: EnvControl | null): void;
+  /** Writes the fake cookbook's `fake_cookbook.json` (read at every step, wherever the recipe runs); `null` removes it. */
+  cookbookControl(control: CookbookControl | null): void;
 }
 
 export interface FakeInstallOptions {
@@ -79,6 +81,32 @@ export interface FakeInstallOptions {
    * by an environment, whose sys.path holds its own folder only.
    */
   editableInstall?: boolean;
+  /**
+   * Also install tinker-cookbook into the venv (its `.pth` names test/fakes/cookbook: the fake
+   * `tinker_cookbook`, `chz`, `verifiers` and the `gsm8k` verifiers environment, as `pip install
+   * tinker-cookbook` and `prime env install primeintellect/gsm8k` leave them). Default false: a
+   * tinker-atropos venv has none of them.
+   */
+  cookbook?: boolean;
+  /**
+   * The fake Tinker service's state directory (helpers/fakeTinker.ts): every process of the venv
+   * finds it (a `.pth` line sets FAKE_TINKER_STATE when unset), as a real SDK finds the real
+   * service whatever environment the server gives its children.
+   */
+  tinkerState?: string;
+}
+
+/**
+ * Keys of `fake_cookbook.json`, the fake tinker-cookbook's switches (test/fakes/cookbook/tinker_cookbook/__init__.py
+ * lists them); every one optional.
+ */
+export interface CookbookControl {
+  step_seconds?: number;
+  rewards?: number[];
+  fail_at_step?: number;
+  hang_at_step?: number;
+  ignore_sigterm?: boolean;
+  spawn_grandchild?: boolean;
 }
 
 function controlFile(path: string): (control: object | null) => void {
@@ -104,6 +132,14 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
   if (pythonDir === undefined) throw new Error(`no lib/python* in the new venv ${venv}`);
   const sitePackages = join(libDir, pythonDir, 'site-packages');
   writeFileSync(join(sitePackages, 'rl_training_mcp_fakes.pth'), `${FAKE_PYTHONPATH}\n`);
+  const cookbookControlFile = join(root, 'fake_cookbook.json');
+  if (opts.cookbook === true) {
+    // A .pth line starting with `import` runs at start-up: a recipe finds the install's switches whatever its
+    // environment, unless its working directory has a fake_cookbook.json of its own.
+    const setControl = `import os; os.path.exists('fake_cookbook.json') or os.environ.setdefault('FAKE_COOKBOOK_CONTROL', ${JSON.stringify(cookbookControlFile)})`;
+    writeFileSync(join(sitePackages, 'rl_training_mcp_cookbook_fakes.pth'), `${FAKE_COOKBOOK_PYTHONPATH}\n${setControl}\n`);
+  }
+  if (opts.tinkerState !== undefined) writeFileSync(join(sitePackages, 'rl_training_mcp_fake_tinker.pth'), `import os; os.environ.setdefault('FAKE_TINKER_STATE', ${JSON.stringify(opts.tinkerState)})\n`);
   if (opts.editableInstall !== false) writeFileSync(join(sitePackages, '__editable__.tinker_atropos-0.1.0.pth'), `${root}\n`);
 
   const python = join(venv, 'bin', 'python');
@@ -124,5 +160,6 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
     environmentsDir: join(root, 'tinker_atropos', 'environments'),
     trainerControl: controlFile(join(root, 'fake_trainer.json')),
     envControl: controlFile(join(root, 'fake_env.json')),
+    cookbookControl: controlFile(cookbookControlFile),
   };
 }

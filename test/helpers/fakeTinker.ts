@@ -102,8 +102,9 @@ for c in spec["checkpoints"]:
 print(json.dumps({"session_id": client.model_id.split(":train:")[0], "training_run_id": client.model_id, "paths": paths}))
 `;
 
-/** `dir`: the state directory (default a fresh one, removed when the test file ends). */
-export function makeFakeTinker(dir = tempDir('rlmcp-tinker-')): FakeTinker {
+/** `stateDir`: where to keep the state (the caller removes it); default a temp dir removed after the test file. */
+export function makeFakeTinker(stateDir?: string): FakeTinker {
+  const dir = stateDir ?? tempDir('rlmcp-tinker-');
   const file = (name: string) => join(dir, name);
   const readJson = (name: string, fallback: any) => {
     try {

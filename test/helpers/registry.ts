@@ -58,6 +58,35 @@ export function writeRunDir(home: string, spec: RunSpec): FullRecord {
   return record;
 }
 
+/**
+ * A cookbook run that ended failed after saving a resumable state at `fromStep`, its trainer
+ * `command` (what rl_resume_training launches again), its checkpoints.jsonl as the recipe writes it.
+ */
+export function writeFailedCookbookRun(home: string, runId: string, command: string[], fromStep = 2): RunRecord {
+  const dir = join(home, 'runs', runId);
+  const record = initialRecord({
+    runId,
+    framework: 'cookbook',
+    placement: 'local',
+    selection: { environment: { name: 'math_rl', file_path: '/cookbook/recipes/math_rl/train.py' } },
+    names: { wandb_project: 'p', wandb_run_name: `math_rl-${runId}`, trainer_wandb_run_name: `math_rl-${runId}`, wandb_run_suffix: '', wandb_group: runId, wandb_name: `math_rl-${runId}`, use_wandb: false },
+    configPath: join(dir, 'config.yaml'),
+    logs: { trainer: join(dir, 'trainer.log') },
+    ports: { api: 0, inference: 0 },
+    commands: { trainer: command },
+    cwds: { trainer: dir },
+  });
+  const at = new Date().toISOString();
+  Object.assign(record, { status: 'failed', phase: 'done', running_at: at, ended_at: at, error: 'The recipe ended without its final checkpoint (exit code 1): RuntimeError: simulated' });
+  record.processes.trainer!.state = 'exited';
+  mkdirSync(join(dir, 'cookbook'), { recursive: true });
+  const state = `tinker://run-${runId}:train:0/weights/${String(fromStep).padStart(6, '0')}`;
+  writeFileSync(join(dir, 'cookbook', 'checkpoints.jsonl'), `${JSON.stringify({ name: String(fromStep).padStart(6, '0'), batch: fromStep, state_path: state, sampler_path: state.replace('/weights/', '/sampler_weights/') })}\n`);
+  writeFileSync(join(dir, 'trainer.log'), '');
+  writeFileSync(join(dir, 'run.json'), JSON.stringify(record, null, 1));
+  return record;
+}
+
 /** `count` ended runs, one a minute from `fromMs` on, ids 00000000, 00000001, ... */
 export function writeRunDirs(home: string, count: number, fromMs = Date.parse('2026-01-01T00:00:00Z')): string[] {
   const ids: string[] = [];

@@ -10,8 +10,13 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', 
 export const FAKES_DIR = join(REPO_ROOT, 'test', 'fakes');
 /** Environments in the image of upstream ones that the bundled examples are not (test/fakes/environments). */
 export const TEST_ENVIRONMENTS_DIR = join(FAKES_DIR, 'environments');
-/** Holds the fake `atroposlib` package: put it on PYTHONPATH (or in a venv's .pth). */
+/** Holds the fake `atroposlib`, `wandb` and `tinker` packages: put it on PYTHONPATH (or in a venv's .pth). */
 export const FAKE_PYTHONPATH = join(FAKES_DIR, 'python');
+/**
+ * Holds the fake `tinker_cookbook`, `chz`, `verifiers` and the `gsm8k` verifiers environment: a
+ * cookbook install adds it (helpers/fakeInstall.ts, `cookbook: true`), a tinker-atropos one does not.
+ */
+export const FAKE_COOKBOOK_PYTHONPATH = join(FAKES_DIR, 'cookbook');
 export const DIST_ENTRY = join(REPO_ROOT, 'dist', 'index.js');
 
 /** A fresh directory, removed after the current test file finishes. */

@@ -5,11 +5,12 @@
  *   RL_HOME/
  *     server.log
  *     selection.json (+ selection.json.lock)
- *     cache/discovery.json, cache/run-index.json, cache/rollout-lengths.json, cache/tinker-models.json
+ *     cache/discovery.json, cache/cookbook.json, cache/run-index.json, cache/rollout-lengths.json,
+ *       cache/tinker-models.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/,
- *                   wandb-history.json
+ *                   wandb-history.json, cookbook/ (a cookbook run's log_path)
  *     inference_tests/<test_id>/result.json, <model files>
  *     evaluations/<eval_id>/result.json, <model files> (samples, logs, the environment's metrics)
  */
@@ -38,6 +39,8 @@ export const RUN_FILES = {
   checkpoints: 'checkpoints',
   /** The W&B history rl_get_results sampled, when its answer holds fewer rows. */
   history: 'wandb-history.json',
+  /** A tinker-cookbook run's log_path: its config.json, metrics.jsonl, checkpoints.jsonl and logs.log. */
+  cookbookLogDir: 'cookbook',
 } as const;
 
 /** The batch the trainer took last, rewritten in its working directory at every step (tinker-atropos). */
@@ -56,6 +59,8 @@ export const serverLogPath = (home: string): string => join(home, 'server.log');
 /** The selected environment and its edited config, shared by every server (+ `.lock`, its write lock). */
 export const selectionPath = (home: string): string => join(home, 'selection.json');
 export const discoveryCachePath = (home: string): string => join(home, 'cache', 'discovery.json');
+/** What RL_PYTHON has of tinker-cookbook and verifiers, with the stamps of the files it was read from. */
+export const cookbookCachePath = (home: string): string => join(home, 'cache', 'cookbook.json');
 /** What rl_list_runs and adoption know of each run, by run.json's stat, so a restart parses no unchanged record. */
 export const runIndexPath = (home: string): string => join(home, 'cache', 'run-index.json');
 /** Each environment's rollout lengths as its latest inference test measured them: what cost estimates start from. */

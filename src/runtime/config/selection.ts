@@ -8,7 +8,11 @@
 import { UserError } from '../../core/errors.js';
 import type { DiscoveredEnvironment } from '../environments/catalog.js';
 import { allowedText, closestName, coerceFieldValue, expectedText, FieldValueError } from './fields.js';
-import { Introspector } from './introspection.js';
+import { Introspector, type Introspection } from './introspection.js';
+import type { CookbookRecipe, VerifiersEnvironment } from '../environments/cookbook.js';
+import { frameworkOfEnvironment } from '../environments/report.js';
+import type { FrameworkName } from '../runs/registry/record.js';
+import { cookbookIntrospection, cookbookLockedValues } from './cookbookFields.js';
 import type { Logger } from '../../core/logger.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
@@ -30,6 +34,11 @@ export interface LockedFieldView extends FieldView {
 
 export interface EnvironmentResolver {
   resolve(name: string): Promise<DiscoveredEnvironment>;
+  /** What trains a cookbook environment: its recipe, and for a verifiers environment the environment itself. */
+  cookbook: {
+    recipeOf(environment: DiscoveredEnvironment): Promise<CookbookRecipe | undefined>;
+    verifiersEnvironment(vfEnvId: string): Promise<VerifiersEnvironment | undefined>;
+  };
 }
 
 /** tinker-atropos' own batch size (configs/default.yaml); BaseEnvConfig's -1 means "set by the trainer". */
@@ -60,6 +69,31 @@ function timestamp(date: Date): string {
   const pad = (n: number): string => String(n).padStart(2, '0');
   return `${date.getFullYear()}${pad(date.getMonth() + 1)}${pad(date.getDate())}-${pad(date.getHours())}${pad(date.getMinutes())}${pad(date.getSeconds())}`;
 }
+
+/** What differs in the config of each framework's environments. */
+interface ConfigRules {
+  /** Where the fields come from: an Atropos environment's config_init() (introspection), a recipe's CLIConfig. */
+  fields(from: { introspector: Introspector; environments: EnvironmentResolver }, environment: DiscoveredEnvironment, signal?: AbortSignal): Promise<Introspection>;
+  /** What the operator fixes for its runs, under the framework's field names: shown, never edited. */
+  locked(settings: Settings): Record<string, JsonValue>;
+  /** The run config also has the operator's tinker and openai sections, whose names are locked too. */
+  lockedSections: boolean;
+  /** `wandb_project` is edited beside the fields (the run config's tinker section names it). */
+  wandbProject: boolean;
+}
+
+const CONFIG_RULES: Record<FrameworkName, ConfigRules> = {
+  atropos: { fields: ({ introspector }, environment, signal) => introspector.describe(environment, signal), locked: lockedEnvValues, lockedSections: true, wandbProject: true },
+  cookbook: {
+    fields: async ({ environments }, environment) =>
+      cookbookIntrospection(environment, await environments.cookbook.recipeOf(environment), environment.vf_env_id === undefined ? undefined : await environments.cookbook.verifiersEnvironment(environment.vf_env_id)),
+    locked: cookbookLockedValues,
+    lockedSections: false,
+    wandbProject: false,
+  },
+};
+
+const rulesOf = (environment: Pick<DiscoveredEnvironment, 'framework'>): ConfigRules => CONFIG_RULES[frameworkOfEnvironment(environment)];
 
 /** What a start asks for beyond the saved selection (rl_start_training's `environment` and `config`). */
 export interface RunRequest {
@@ -94,11 +128,16 @@ export class ConfigSelection {
 
   /** The selection, refused with the fix when its environment is gone or its fields changed since. */
   verified(signal?: AbortSignal): Promise<SelectedConfig> {
-    return this.saved.verified((environment) => this.introspector.describe(environment, signal));
+    return this.saved.verified((environment) => this.fieldsOf(environment, signal));
   }
 
-  lockedValues(): Record<string, JsonValue> {
-    return lockedEnvValues(this.settings);
+  /** The values the operator fixes for runs of `environment`'s framework. */
+  lockedValues(environment: Pick<DiscoveredEnvironment, 'framework'>): Record<string, JsonValue> {
+    return rulesOf(environment).locked(this.settings);
+  }
+
+  private fieldsOf(environment: DiscoveredEnvironment, signal?: AbortSignal): Promise<Introspection> {
+    return rulesOf(environment).fields({ introspector: this.introspector, environments: this.environments }, environment, signal);
   }
 
   /**
@@ -113,8 +152,8 @@ export class ConfigSelection {
   /** An environment's config as a fresh selection has it: its config_init() values, adjusted. */
   private async configOf(name: string, signal?: AbortSignal): Promise<{ config: SelectedConfig; notes: string[] }> {
     const environment = await this.environments.resolve(name);
-    const found = await this.introspector.describe(environment, signal);
-    const locked = this.lockedValues();
+    const found = await this.fieldsOf(environment, signal);
+    const locked = this.lockedValues(environment);
     const values: Record<string, JsonValue> = {};
     for (const field of found.fields) {
       if (!Object.hasOwn(locked, field.name)) values[field.name] = found.values[field.name] ?? null;
@@ -144,8 +183,8 @@ export class ConfigSelection {
 
   /** The fields split as rl_get_current_config shows them. */
   describe(): { editable: FieldView[]; locked: LockedFieldView[] } {
-    const { fields, values } = this.requireSelection();
-    const locked = this.lockedValues();
+    const { fields, values, environment } = this.requireSelection();
+    const locked = this.lockedValues(environment);
     const editable: FieldView[] = [];
     const fixed: LockedFieldView[] = [];
     for (const field of fields) {
@@ -184,19 +223,20 @@ export class ConfigSelection {
 
   /** Validates and coerces one value into `selected`; returns the value stored. */
   private set(selected: SelectedConfig, name: string, value: JsonValue): JsonValue {
-    const locked = this.lockedValues();
+    const rules = rulesOf(selected.environment);
+    const locked = rules.locked(this.settings);
     if (Object.hasOwn(locked, name)) {
       throw new UserError(`Field '${name}' is locked and cannot be changed (the operator sets it in RL_MCP_CONFIG)`, { locked_value: locked[name] });
     }
     // The trainer's and inference server's settings (model, LoRA rank, learning rate...) are never
     // model-editable: say so instead of calling them unknown.
-    for (const section of ['tinker', 'openai'] as const) {
+    for (const section of rules.lockedSections ? (['tinker', 'openai'] as const) : []) {
       const sectionValues = this.settings.locked[section];
       if (Object.hasOwn(sectionValues, name)) {
         throw new UserError(`Field '${name}' is locked: ${section}.${name} is set by the operator (RL_MCP_CONFIG locked.${section}) and cannot be changed`, { locked_value: sectionValues[name]! });
       }
     }
-    if (name === WANDB_PROJECT_FIELD) {
+    if (name === WANDB_PROJECT_FIELD && rules.wandbProject) {
       if (typeof value !== 'string' || !WANDB_PROJECT_PATTERN.test(value)) {
         throw new UserError(`Invalid value for '${name}': ${JSON.stringify(value)} is not a W&B project name`, { expected: WANDB_PROJECT_EXPECTED });
       }
@@ -206,7 +246,7 @@ export class ConfigSelection {
     const field = selected.fields.find((f) => f.name === name);
     if (!field) {
       // The names rl_edit_config accepts.
-      const available = [...Object.keys(selected.values), WANDB_PROJECT_FIELD];
+      const available = [...Object.keys(selected.values), ...(rules.wandbProject ? [WANDB_PROJECT_FIELD] : [])];
       const suggestion = closestName(name, available);
       throw new UserError(`Unknown field '${name}'${suggestion ? `. Did you mean '${suggestion}'?` : ''}`, {
         available_fields: available,

@@ -21,6 +21,7 @@ import { FileLock } from '../runs/registry/fileLock.js';
 import type { FieldInfo } from './fields.js';
 import { FIELD_JSON, fieldJson, fileStamp, type FileStamp, type Introspection } from './introspection.js';
 import { SERVER_CONFIGS_SHAPES, type TinkerFacts } from '../environments/tinkerReadiness.js';
+import { FRAMEWORKS } from '../runs/registry/record.js';
 
 export interface SelectedConfig {
   environment: DiscoveredEnvironment;
@@ -54,6 +55,9 @@ const SAVED = z.object({
     config_class: z.string(),
     managed_server: z.boolean(),
     server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']),
+    framework: z.enum(FRAMEWORKS).optional(),
+    recipe: z.string().optional(),
+    vf_env_id: z.string().optional(),
   }),
   tinker: z.object({ managed_server: z.boolean(), server_configs: z.enum(SERVER_CONFIGS_SHAPES) }),
   environment_file: z.object({ mtime_ms: z.number(), size: z.number() }),

@@ -1,5 +1,6 @@
 /**
- * Spend so far: trainer steps completed times the dollars of a step, with the lengths of the
+ * Spend so far: from the tokens a trainer logged per batch where it logs them (a cookbook run's
+ * metrics.jsonl); else trainer steps completed times the dollars of a step, with the lengths of the
  * batches the trainer really took (its temp.json) where the supervisor saw some, else the plan's
  * per-step figure; training counted for the sequences the trainer says it trained (`Got N Datum
  * objects`: groups with all-equal scores are skipped), else batch_size per step. Pure; an
@@ -35,6 +36,18 @@ export interface RunProgress {
   /** Tokens of the batches seen: sequences and their prompt and completion tokens, summed. */
   batches?: { batches: number; sequences: number; prompt_tokens: number; completion_tokens: number };
   total_steps?: number;
+  /** Tokens the trainer logged per batch: when there are some, spend is counted from them, not from lengths. */
+  logged?: LoggedTokens;
+}
+
+/**
+ * Tokens a trainer logged for its batches (a cookbook run's metrics.jsonl: env/all/total_ob_tokens
+ * and total_ac_tokens per row), every row counted: a batch run again after a resume was paid twice.
+ */
+export interface LoggedTokens {
+  rows: number;
+  prompt_tokens: number;
+  completion_tokens: number;
 }
 
 export interface Spend {
@@ -62,9 +75,28 @@ export function planOf(estimate: RunEstimate, budgetUsd: number | undefined, pri
   };
 }
 
+/**
+ * Spend from the tokens the run logged: every prompt token prefilled (an upper bound: Tinker may
+ * cache a group's shared prompt), every completion token sampled, both trained; the rest at the
+ * mean of the logged rows.
+ */
+function loggedSpend(plan: CostPlan, price: ModelPrice, done: RunProgress, logged: LoggedTokens): Spend {
+  const tokens = { prefill: logged.prompt_tokens, sample: logged.completion_tokens, train: logged.prompt_tokens + logged.completion_tokens };
+  const spent = tokensUsd(tokens, price);
+  const perRow = spent / logged.rows;
+  return {
+    spent_usd: round4(spent),
+    remaining_usd: round4(Math.max(0, (done.total_steps ?? plan.total_steps) - done.steps) * perRow),
+    basis:
+      `from the tokens the run logged (metrics.jsonl, ${logged.rows} batch rows: ${logged.prompt_tokens} prompt + ${logged.completion_tokens} sampled tokens; ` +
+      'prefill = prompt tokens, sample = sampled tokens, train = both; a batch run again after a resume counted again) at the price table\'s rates; the rest at their mean per batch; an estimate, not a charge',
+  };
+}
+
 /** Dollars spent and the estimate for the rest; undefined when the plan has no price. */
 export function spendOf(plan: CostPlan, done: RunProgress): Spend | undefined {
   const { price, lengths } = plan;
+  if (price !== undefined && done.logged !== undefined && done.logged.rows > 0 && done.logged.prompt_tokens + done.logged.completion_tokens > 0) return loggedSpend(plan, price, done, done.logged);
   if (price === undefined || lengths === undefined) return undefined;
   const seen = done.batches !== undefined && done.batches.sequences > 0 ? done.batches : undefined;
   const prompt = seen ? seen.prompt_tokens / seen.sequences : lengths.prompt;

@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { append, ClassGraph, moduleKey, type ClassRef } from './classGraph.js';
 import type { ParsedModule, ParseResult, StaticServerConfigs } from './pythonReader.js';
 import { SourceFacts } from './sourceFacts.js';
+import type { FrameworkName } from '../runs/registry/record.js';
 
 export interface DiscoveredEnvironment {
   name: string;
@@ -20,7 +21,16 @@ export interface DiscoveredEnvironment {
   managed_server: boolean;
   /** What its config_init returns as server configs, as far as the source tells. */
   server_configs: StaticServerConfigs;
+  /** The framework that trains it; absent: Atropos (every environment found in source folders). */
+  framework?: FrameworkName;
+  /** A cookbook environment's recipe (`math_rl`; `verifiers_rl` for a verifiers environment). */
+  recipe?: string;
+  /** A verifiers environment's id, as `verifiers_rl` loads it. */
+  vf_env_id?: string;
 }
+
+/** The framework of a discovered environment. */
+export const frameworkOfEnvironment = (env: Pick<DiscoveredEnvironment, 'framework'>): FrameworkName => env.framework ?? 'atropos';
 
 export interface DiscoveryReport {
   /** Trainable environments, sorted by name. */
@@ -31,6 +41,8 @@ export interface DiscoveryReport {
   duplicates: { name: string; file_paths: string[]; select_as: string[] }[];
   /** Environment classes without a `name` that other environments subclass: bases, not trainable. */
   abstract: { class_name: string; file_path: string }[];
+  /** Where RL_PYTHON's tinker_cookbook is, or why it has none (catalog.ts joins it in). */
+  cookbook?: { dir?: string; missing?: string };
 }
 
 const DEFAULT_CONFIG_CLASS = 'BaseEnvConfig';

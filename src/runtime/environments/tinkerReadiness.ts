@@ -76,6 +76,15 @@ export function tinkerProblems(facts: TinkerFacts): TinkerProblem[] {
   return problems.map((p) => ({ ...p }));
 }
 
+/**
+ * What answers say of an environment's fit for Tinker: an Atropos environment's facts and
+ * problems; a cookbook environment trains on Tinker by its recipe's own code, so it has neither.
+ */
+export function tinkerFitOf(environment: { framework?: string }, facts: TinkerFacts): Partial<TinkerFacts> & { tinker_problems: TinkerProblem[] } {
+  if (environment.framework === 'cookbook') return { tinker_problems: [] };
+  return { ...facts, tinker_problems: tinkerProblems(facts) };
+}
+
 /** The description of each code, for answers that list codes per environment and explain them once. */
 export function tinkerProblemDetails(codes: Iterable<TinkerProblemCode>): Partial<Record<TinkerProblemCode, Omit<TinkerProblem, 'code'>>> {
   const details: Partial<Record<TinkerProblemCode, Omit<TinkerProblem, 'code'>>> = {};

@@ -12,7 +12,8 @@ import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 import { endpointEntry, flag, type KeyConfig } from '../inference/command.js';
 
-export const EVAL_METHODS = ['evaluate', 'process'] as const;
+/** atroposlib's `evaluate` and `process` subcommands; verifiers' own eval (vfEval.ts) for a verifiers environment. */
+export const EVAL_METHODS = ['evaluate', 'process', 'vf_eval'] as const;
 export type EvalMethod = (typeof EVAL_METHODS)[number];
 
 export interface EvalCommandOptions {

@@ -3,7 +3,7 @@
  * classification as inference tests: 401, 404, no learning signal...), and what it produced:
  * per-item scores and a rollouts file under the evaluation's directory (redacted).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonValue } from '../../core/json.js';
 import { WIRE_SUFFIX } from '../../core/files/home.js';
@@ -19,6 +19,7 @@ import { evalCommand, type EvalMethod } from './evalCommand.js';
 import { readExchanges } from '../inference/wire/exchanges.js';
 import { recordWire, type WireRecording } from '../inference/wire/recorder.js';
 import { itemScores, readRolloutGroups, type ItemScore, type Rollout } from './rollouts.js';
+import { byExample, messagesText, vfEvalCommand, vfEvalEnv, vfResults } from '../inference/vfEval.js';
 
 const CAUSE_SEARCH_LINES = 300;
 /** samples.jsonl and metrics.json are small; past this they are not copied. */
@@ -48,6 +49,8 @@ export interface ModelRunContext {
   numItems: number;
   groupSize: number;
   timeoutSeconds: number;
+  /** A verifiers environment (method vf_eval): its id, the run's load_environment arguments and token limit. */
+  verifiers?: { vf_env_id: string; env_args?: Record<string, JsonValue>; max_tokens?: number };
 }
 
 export interface ModelRunResult {
@@ -82,6 +85,17 @@ export function shownMetrics(all: Record<string, JsonValue> | undefined): Record
   return Object.fromEntries(scalar.slice(0, MAX_SHOWN_METRICS));
 }
 
+/** How one model's process is started, and how its output becomes scored items. */
+interface Launch {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** The recording proxy the process talks through, stopped when it ends. */
+  wire?: WireRecording;
+  collect(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>): Promise<ModelRunResult>;
+}
+
 export class EvalModelRun {
   process?: ModelProcess;
   private stopped?: string;
@@ -100,12 +114,64 @@ export class EvalModelRun {
   async run(): Promise<ModelRunResult> {
     const { ctx, spec } = this;
     const logFile = `${spec.stem}.${this.method}.log`;
+    const launch = this.method === 'vf_eval' ? await this.vfLaunch() : await this.atroposLaunch();
+    let outcome: ModelProcessOutcome;
+    try {
+      if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
+      outcome = await this.runProcess(launch, join(ctx.dir, logFile));
+    } finally {
+      await launch.wire?.stop();
+    }
+    const base = { log_file: logFile, duration_seconds: Math.round(outcome.durationMs / 100) / 10 };
+    const failure = await this.failure(base, outcome);
+    if (failure) return failure;
+    return launch.collect(base);
+  }
+
+  private async runProcess(launch: Launch, logFile: string): Promise<ModelProcessOutcome> {
+    const { ctx } = this;
+    const started = await ModelProcess.start({
+      file: launch.file,
+      args: launch.args,
+      env: launch.wire ? launch.wire.env(launch.env) : launch.env,
+      cwd: launch.cwd,
+      logFile,
+      ...(launch.wire ? { preamble: launch.wire.note } : {}),
+      timeoutMs: ctx.timeoutSeconds * 1000,
+      graceMs: ctx.settings.stopGraceSeconds * 1000,
+      maxFailedGroups: Math.max(5, 2 * ctx.numItems),
+      redactor: ctx.redactor,
+    });
+    this.process = started;
+    // A stop that came while the process was being launched applies to it now.
+    if (this.stopped !== undefined) started.stop('cancelled');
+    return started.done;
+  }
+
+  /** verifiers' eval of the model on the run's environment, in a folder of its own (its results folder lands there). */
+  private async vfLaunch(): Promise<Launch> {
+    const { ctx, spec } = this;
+    const verifiers = ctx.verifiers!;
+    const cwd = join(ctx.dir, `${spec.stem}.vf`);
+    await mkdir(cwd, { recursive: true });
+    const opts = { vfEnvId: verifiers.vf_env_id, model: spec.model, baseUrl: ctx.baseUrl, numExamples: ctx.numItems, rolloutsPerExample: ctx.groupSize };
+    const cmd = vfEvalCommand(ctx.settings, { ...opts, ...(verifiers.env_args ? { envArgs: verifiers.env_args } : {}), ...(verifiers.max_tokens ? { maxTokens: verifiers.max_tokens } : {}) });
+    return { ...cmd, cwd, env: vfEvalEnv(ctx.settings, ctx.keyConfig.key), collect: (base) => this.collectVf(base, cwd) };
+  }
+
+  private async collectVf(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, cwd: string): Promise<ModelRunResult> {
+    const found = await vfResults(cwd, { baseUrl: this.ctx.baseUrl, model: this.spec.model });
+    if (!('rows' in found)) return fail(base, found.kind === 'crashed' ? 'no_output' : found.kind, found.error);
+    const groups = byExample(found.rows).map((group) => group.map((r) => ({ item: messagesText(r.prompt), prompt: messagesText(r.prompt), completion: messagesText(r.completion), score: r.reward })));
+    return this.finish(base, groups);
+  }
+
+  private async atroposLaunch(): Promise<Launch> {
+    const { ctx, spec } = this;
     const groupsFile = join(ctx.dir, `${spec.stem}.groups.jsonl`);
     // `process` writes placeholders for an OpenAI-compatible endpoint: its texts are taken from the wire.
     const wireFile = `${spec.stem}${WIRE_SUFFIX}`;
     const wire = this.method === 'process' ? await recordWire(ctx.baseUrl, join(ctx.dir, wireFile), { redactor: ctx.redactor, logger: ctx.logger, processEnv: ctx.settings.processEnv }) : undefined;
-    let outcome: ModelProcessOutcome;
-    let evalDir: string | undefined;
     try {
       const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
         method: this.method,
@@ -119,39 +185,18 @@ export class EvalModelRun {
         groupSize: ctx.groupSize,
         groupsFile,
       });
-      evalDir = cmd.evalDir;
-      if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
-      outcome = await this.runProcess(cmd, join(ctx.dir, logFile), wire);
-    } finally {
+      const evalDir = cmd.evalDir;
+      return {
+        ...cmd,
+        cwd: ctx.settings.root,
+        env: processEnv(ctx.settings, false),
+        ...(wire ? { wire } : {}),
+        collect: (base) => (evalDir !== undefined ? this.collectEvaluate(base, evalDir) : this.collectGroups(base, groupsFile, wireFile)),
+      };
+    } catch (err) {
       await wire?.stop();
+      throw err;
     }
-    const base = { log_file: logFile, duration_seconds: Math.round(outcome.durationMs / 100) / 10 };
-    const failure = await this.failure(base, outcome);
-    if (failure) return failure;
-    if (evalDir !== undefined) return this.collectEvaluate(base, evalDir);
-    const exchanges = await readExchanges(join(ctx.dir, wireFile));
-    return this.finish(base, await readRolloutGroups(groupsFile, 'groups', exchanges.length > 0 ? { exchanges, file: wireFile } : undefined));
-  }
-
-  private async runProcess(cmd: { file: string; args: string[] }, logFile: string, wire: WireRecording | undefined): Promise<ModelProcessOutcome> {
-    const { ctx } = this;
-    const env = processEnv(ctx.settings, false);
-    const started = await ModelProcess.start({
-      file: cmd.file,
-      args: cmd.args,
-      env: wire ? wire.env(env) : env,
-      cwd: ctx.settings.root,
-      logFile,
-      ...(wire ? { preamble: wire.note } : {}),
-      timeoutMs: ctx.timeoutSeconds * 1000,
-      graceMs: ctx.settings.stopGraceSeconds * 1000,
-      maxFailedGroups: Math.max(5, 2 * ctx.numItems),
-      redactor: ctx.redactor,
-    });
-    this.process = started;
-    // A stop that came while the process was being launched applies to it now.
-    if (this.stopped !== undefined) started.stop('cancelled');
-    return started.done;
   }
 
   private async failure(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, outcome: ModelProcessOutcome): Promise<ModelRunResult | undefined> {
@@ -195,6 +240,11 @@ export class EvalModelRun {
     const samplesFile = join(this.ctx.dir, `${this.spec.stem}.samples.jsonl`);
     await writeFile(samplesFile, this.ctx.redactor.redact(samplesText));
     return this.finish(base, await readRolloutGroups(samplesFile, 'samples'), envMetrics);
+  }
+
+  private async collectGroups(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groupsFile: string, wireFile: string): Promise<ModelRunResult> {
+    const exchanges = await readExchanges(join(this.ctx.dir, wireFile));
+    return this.finish(base, await readRolloutGroups(groupsFile, 'groups', exchanges.length > 0 ? { exchanges, file: wireFile } : undefined));
   }
 
   private async finish(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groups: Rollout[][] | undefined, envMetrics?: Record<string, JsonValue>): Promise<ModelRunResult> {

@@ -17,6 +17,7 @@ import { writeKeyConfig } from '../inference/command.js';
 import { waitOnJob, type WaitOptions } from '../inference/jobWait.js';
 import { tinkerApiKey } from '../inference/keys.js';
 import { Evaluation, type EvaluationOutput, type EvaluationParams } from './evaluation.js';
+import type { ModelRunContext } from './modelRun.js';
 
 export const MAX_EVAL_WAIT_SECONDS = 280;
 /** Evaluations running at once on this server (each runs one model process at a time). */
@@ -32,6 +33,8 @@ export interface EvaluationRequest extends EvaluationParams {
   numItems: number;
   groupSize: number;
   timeoutSeconds: number;
+  /** Method vf_eval: the verifiers environment (modelRun.ts). */
+  verifiers?: ModelRunContext['verifiers'];
 }
 
 /** What rl_get_results lists of one evaluation. */
@@ -66,8 +69,8 @@ export class Evaluations {
     redactor.add(key);
     const { id, dir } = await this.createDirectory();
     const keyConfig = await writeKeyConfig(key);
-    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, ...params } = req;
-    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds };
+    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, verifiers, ...params } = req;
+    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds, ...(verifiers ? { verifiers } : {}) };
     const evaluation = new Evaluation(id, params, ctx, () => keyConfig.remove().catch((err: unknown) => logger.error({ err, eval_id: id }, 'could not remove the evaluation key file')));
     this.running.set(id, evaluation);
     this.prune();

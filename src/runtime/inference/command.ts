@@ -83,6 +83,8 @@ export function processEnv(settings: Settings, useWandb: boolean): Record<string
  */
 export interface KeyConfig {
   path: string;
+  /** The key itself, for a child that reads it from a variable of its environment (verifiers' `-k`). */
+  readonly key: string;
   /** Writes a 0600 file beside it holding a whole `openai:` list, the key in every entry; its path. */
   serversFile(name: string, entries: Record<string, JsonValue>[]): Promise<string>;
   /** Writes a 0600 file beside it holding `doc` (`env`, `openai` entries...), the key added to each `openai` entry; its path. */
@@ -100,5 +102,5 @@ export async function writeKeyConfig(apiKey: string): Promise<KeyConfig> {
     return file;
   };
   const serversFile = (name: string, entries: Record<string, JsonValue>[]): Promise<string> => configFile(name, { openai: entries });
-  return { path, serversFile, configFile, remove: () => rm(dir, { recursive: true, force: true }) };
+  return { path, key: apiKey, serversFile, configFile, remove: () => rm(dir, { recursive: true, force: true }) };
 }

@@ -5,7 +5,7 @@
  */
 import { tailLines } from '../../core/files/logTail.js';
 import { LengthCounter } from '../cost/lengths.js';
-import { classifyCrash, classifyDroppedGroups, equalScores, type FailureContext } from './failures.js';
+import { classifyCrash, classifyDroppedGroups, equalScores, type FailureContext, type FailureKind } from './failures.js';
 import type { ModelProcessOutcome } from './modelProcess.js';
 import type { KeySource } from './routing.js';
 import { readGroupScores, scoreGroups } from './scoring.js';
@@ -76,9 +76,18 @@ async function failed(ctx: JudgementContext, base: ReportBase, outcome: ModelPro
   return failure('failed', error, { error_kind: kind });
 }
 
-export async function judgeModel(ctx: JudgementContext, base: ReportBase, outcome: ModelProcessOutcome, wireFile: string): Promise<Judged> {
+/** `collect` (verifiers' eval) writes the groups file from what the process saved, or says why it cannot. */
+export async function judgeModel(
+  ctx: JudgementContext,
+  base: ReportBase,
+  outcome: ModelProcessOutcome,
+  wireFile: string,
+  collect?: () => Promise<{ kind: FailureKind; error: string } | undefined>,
+): Promise<Judged> {
   const failure = await failed(ctx, base, outcome);
   if (failure) return failure;
+  const collected = await collect?.();
+  if (collected !== undefined) return failureOf(base, outcome, 'failed', collected.error, { error_kind: collected.kind });
   const noGroups = (error: string): Judged => failureOf(base, outcome, 'failed', error);
   const lengths = new LengthCounter();
   const groups = await readGroupScores(base.output_file, (group) => lengths.add(group));

@@ -43,7 +43,8 @@ const SERVICE_KEYS = new Set(['TINKER_API_KEY', 'WANDB_API_KEY']);
 const ENDPOINT_KEY_NAME = /_API_KEY$/;
 
 export interface InferenceTestRequest {
-  environment: { name: string; file_path: string };
+  /** A verifiers environment (vf_env_id) is run with verifiers' eval; a cookbook recipe that is not one cannot be tested. */
+  environment: { name: string; file_path: string; framework?: string; recipe?: string; vf_env_id?: string };
   num_steps: number;
   group_size: number;
   models?: string[];
@@ -91,6 +92,12 @@ export class InferenceTests {
   async start(req: InferenceTestRequest): Promise<InferenceTest> {
     const { settings, redactor, logger } = this.core;
     if (this.closed) throw new UserError(SHUTTING_DOWN);
+    if (req.environment.framework === 'cookbook' && req.environment.vf_env_id === undefined) {
+      throw new UserError(
+        `${req.environment.name} is a tinker-cookbook recipe, which has no entry point that samples an OpenAI-compatible endpoint: rl_test_inference runs Atropos environments (process) and verifiers environments (verifiers' eval). Its first steps on Tinker are its test.`,
+        { environment: req.environment.name, recipe: req.environment.recipe },
+      );
+    }
     const baseUrl = checkBaseUrl(req.base_url);
     const choice = { baseUrl, apiKeyEnv: req.api_key_env, baseUrlExplicit: req.base_url_explicit ?? false };
     const models = resolveTestModels(req.models).map((m) => ({ ...m, route: routeModel(m.id, choice, settings.tinkerOaiBaseUrl) }));
@@ -120,7 +127,7 @@ export class InferenceTests {
       id,
       dir,
       {
-        environment: { name: req.environment.name, file_path: req.environment.file_path },
+        environment: { name: req.environment.name, file_path: req.environment.file_path, ...(req.environment.vf_env_id !== undefined ? { vf_env_id: req.environment.vf_env_id } : {}) },
         num_steps: req.num_steps,
         group_size: req.group_size,
         models,

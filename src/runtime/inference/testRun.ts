@@ -5,7 +5,7 @@
  * call could last 3 x 600 s, far beyond what any client waits).
  */
 import { EventEmitter } from 'node:events';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../core/logger.js';
 import type { SecretRedactor } from '../../core/redact.js';
@@ -16,6 +16,8 @@ import type { TestModel } from './models.js';
 import { scoreGroups, summarize } from './scoring.js';
 import type { ModelReport, ModelState, TestOutput, TestStatus } from './testReport.js';
 import { INFERENCE_TEST_RESULT, WIRE_SUFFIX } from '../../core/files/home.js';
+import type { FailureKind } from './failures.js';
+import { vfEvalCommand, vfEvalEnv, vfGroupsFile } from './vfEval.js';
 import { saveTestLengths } from '../cost/lengthStore.js';
 import { judgeModel, seconds, type ReportBase } from './judgement.js';
 import { recordWire } from './wire/recorder.js';
@@ -24,7 +26,8 @@ import { recordWire } from './wire/recorder.js';
 export const MODEL_CONCURRENCY = 3;
 
 export interface TestParameters {
-  environment: { name: string; file_path: string };
+  /** With vf_env_id: a verifiers environment, run with verifiers' eval (vfEval.ts) instead of atroposlib's process. */
+  environment: { name: string; file_path: string; vf_env_id?: string };
   num_steps: number;
   group_size: number;
   models: TestModel[];
@@ -34,6 +37,15 @@ export interface TestParameters {
   use_wandb: boolean;
   /** `openai:` entries the environment needs (2 when its config_init does not return a list). */
   server_entries: 1 | 2;
+}
+
+/** How one model's process starts, and (verifiers) how its saved results become the groups file, or why they cannot. */
+interface TestLaunch {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  collect?(): Promise<{ kind: FailureKind; error: string } | undefined>;
 }
 
 interface Slot {
@@ -210,8 +222,19 @@ export class InferenceTest {
     const endpointUrl = base.endpoint ?? this.params.base_url;
     const wire = await recordWire(endpointUrl, slot.files.wire, { redactor, logger, processEnv: settings.processEnv });
     let outcome: ModelProcessOutcome;
+    let launch: TestLaunch;
     try {
-      slot.process = await this.startProcess(slot, keyConfig, wire.baseUrl, wire.env, wire.note);
+      launch = this.params.environment.vf_env_id !== undefined ? await this.vfLaunch(slot, wire.baseUrl, endpointUrl, keyConfig) : await this.processLaunch(slot, keyConfig, wire.baseUrl);
+      slot.process = await ModelProcess.start({
+        ...launch,
+        env: wire.env(launch.env),
+        logFile: slot.files.log,
+        preamble: wire.note,
+        timeoutMs: this.params.timeout_seconds * 1000,
+        graceMs: settings.stopGraceSeconds * 1000,
+        maxFailedGroups: Math.max(5, 2 * this.params.num_steps),
+        redactor,
+      });
       slot.startedAt = Date.now();
       slot.state = 'running';
       this.events.emit('change');
@@ -220,14 +243,23 @@ export class InferenceTest {
       await wire.stop();
     }
     const ctx = { baseUrl: this.params.base_url, python: settings.python, timeoutSeconds: this.params.timeout_seconds, cancelReason: this.cancelReason, ...(slot.model.route?.key ? { key: slot.model.route.key } : {}) };
-    const { report, state } = await judgeModel(ctx, base, outcome, slot.files.wire);
+    const { report, state } = await judgeModel(ctx, base, outcome, slot.files.wire, launch.collect);
     this.finish(slot, state, report);
   }
 
+  /** verifiers' eval: num_steps examples x group_size rollouts, saved in the model's own folder, then written as groups to its output file. */
+  private async vfLaunch(slot: Slot, baseUrl: string, endpointUrl: string, keyConfig: KeyConfig): Promise<TestLaunch> {
+    const { settings } = this.services;
+    const cwd = `${slot.files.output.replace(/\.jsonl$/, '')}.vf`;
+    await mkdir(cwd, { recursive: true });
+    const cmd = vfEvalCommand(settings, { vfEnvId: this.params.environment.vf_env_id!, model: slot.model.id, baseUrl, numExamples: this.params.num_steps, rolloutsPerExample: this.params.group_size });
+    return { ...cmd, cwd, env: vfEvalEnv(settings, keyConfig.key), collect: () => vfGroupsFile(cwd, slot.files.output, { baseUrl: endpointUrl, model: slot.model.id }) };
+  }
+
   /** The model's `process`, its requests sent to `baseUrl` (the recording proxy's, when there is one). */
-  private async startProcess(slot: Slot, keyConfig: KeyConfig, baseUrl: string, env: (base: Record<string, string>) => Record<string, string>, note: string): Promise<ModelProcess> {
-    const { settings, redactor } = this.services;
-    const { num_steps, group_size, use_wandb, server_type, timeout_seconds, environment, server_entries } = this.params;
+  private async processLaunch(slot: Slot, keyConfig: KeyConfig, baseUrl: string): Promise<TestLaunch> {
+    const { settings } = this.services;
+    const { num_steps, group_size, use_wandb, server_type, environment, server_entries } = this.params;
     const endpoint = endpointEntry({ baseUrl, modelId: slot.model.id, serverType: server_type });
     const keyConfigPath = server_entries === 2 ? await keyConfig.serversFile(basename(slot.files.log, '.log'), [endpoint, endpoint]) : keyConfig.path;
     const { file, args } = processCommand(settings, {
@@ -242,18 +274,7 @@ export class InferenceTest {
       keyConfigFile: keyConfigPath,
       serverEntries: server_entries,
     });
-    return ModelProcess.start({
-      file,
-      args,
-      env: env(processEnv(settings, use_wandb)),
-      cwd: settings.root,
-      logFile: slot.files.log,
-      preamble: note,
-      timeoutMs: timeout_seconds * 1000,
-      graceMs: settings.stopGraceSeconds * 1000,
-      maxFailedGroups: Math.max(5, 2 * num_steps),
-      redactor,
-    });
+    return { file, args, env: processEnv(settings, use_wandb), cwd: settings.root };
   }
 
   private finish(slot: Slot, state: ModelState, report: ModelReport): void {

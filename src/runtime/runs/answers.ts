@@ -38,6 +38,19 @@ export interface StopAnswer {
   status: RunStatus;
 }
 
+/** rl_stop_training's answer once the stop was asked for and waited on: `status` is the run's now. */
+export function stopAnswer(runId: string, status: RunStatus, graceSeconds: number): StopAnswer {
+  if (status === 'stopped') return { message: `Stopped training run '${runId}'`, run_id: runId, status };
+  if (status === 'stopping' || status === 'starting' || status === 'running') {
+    return {
+      message: `Stopping training run '${runId}': processes that ignore SIGTERM are killed after ${graceSeconds} s each. Check with rl_check_status('${runId}').`,
+      run_id: runId,
+      status,
+    };
+  }
+  return { message: `Run '${runId}' ended (status: ${status}) before the stop took effect`, run_id: runId, status };
+}
+
 export interface StartedRun {
   record: RunRecord;
   /** The config values the run trains with (its framework's: an Atropos run's env section). */

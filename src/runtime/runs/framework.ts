@@ -16,7 +16,8 @@ import type { FrameworkName, RunNames, RunObservations, RunRecord, UntrainedStep
 
 /** What a run trains: the environment (or recipe) and its config values (ConfigSelection.forRun). */
 export interface RunSelection {
-  environment: { name: string; file_path: string; framework?: FrameworkName };
+  /** A cookbook environment also names its recipe and, for a verifiers environment, its id. */
+  environment: { name: string; file_path: string; framework?: FrameworkName; recipe?: string; vf_env_id?: string };
   /** Current values of the non-locked fields; null = unset. */
   values: Record<string, JsonValue>;
   wandbProject: string;
@@ -91,6 +92,10 @@ export interface TrainingSummary {
   step?: number;
   total_steps?: number;
   steps_completed: number;
+  /** Steps trained, when the record says so directly (else one per checkpoint after an Atropos run's step_0). */
+  trained_steps?: number;
+  /** Sampler checkpoints by the step they were saved after, when their paths do not say it (a cookbook run's `000020`, `final`). */
+  saved?: { step: number; path: string }[];
   /** Sequences trained in the finished steps; undefined when never said. */
   sequences_trained?: number;
   /**
@@ -129,12 +134,22 @@ export interface RunObserver {
   look(previous: RunObservations | undefined, at: string): Promise<RunLook>;
 }
 
+/** Where a resumed run continues: the state it loads (with its optimizer) and the step training restarts at. */
+export interface ResumePoint {
+  from_step: number;
+  state_path: string;
+}
+
 /** The words health uses for a framework's runs. */
 export interface HealthTerms {
   /** That no data came yet (before `data_first_at`): "no data has reached the Atropos API". */
   noData: string;
+  /** That nothing moved since: "no trainer step and no new data". */
+  noProgress: string;
   /** Why a stall costs money: what the trainer does while nothing comes. */
   stallConsequence: string;
+  /** The process a stall is put down to when no log line says otherwise (the one whose data is missing). */
+  stallProcess: RunProcess;
 }
 
 export interface RunFramework {
@@ -169,7 +184,18 @@ export interface RunFramework {
   /** The run's training record read whole (steps, checkpoints, numbers); `series` keeps every step's values. */
   readSummary(record: RunRecord, opts?: { series?: boolean }): Promise<TrainingSummary>;
   follower(record: RunRecord): TrainingFollower;
+  /**
+   * The run's metrics as its trainer records them itself, one row per step in step order (`step`
+   * and every key the step logged; the last row of a repeated step wins); absent when only W&B
+   * holds them (an Atropos run).
+   */
+  metricRows?(record: RunRecord): Promise<Record<string, JsonValue>[]>;
   /** What each process may see of the server's environment: an allow-list, keys only where needed. */
   childEnvironments(settings: Settings, record: RunRecord): Partial<Record<RunProcess, Record<string, string>>>;
+  /**
+   * Where a resume of this ended run would continue from, or a UserError saying why it cannot
+   * (a framework whose trainer cannot load a saved state refuses every run).
+   */
+  resumePoint(record: RunRecord): Promise<ResumePoint>;
   readonly healthTerms: HealthTerms;
 }

@@ -2,9 +2,10 @@
 import { implementationOf } from '../../core/implementations.js';
 import type { RunFramework, RunSelection } from './framework.js';
 import { ATROPOS } from './atropos/framework.js';
+import { COOKBOOK } from './cookbook/framework.js';
 import type { FrameworkName, RunRecord } from './registry/record.js';
 
-const FRAMEWORK_IMPLEMENTATIONS: Partial<Record<FrameworkName, RunFramework>> = { atropos: ATROPOS };
+const FRAMEWORK_IMPLEMENTATIONS: Partial<Record<FrameworkName, RunFramework>> = { atropos: ATROPOS, cookbook: COOKBOOK };
 
 export const framework = (name: FrameworkName): RunFramework => implementationOf(FRAMEWORK_IMPLEMENTATIONS, name, 'framework');
 

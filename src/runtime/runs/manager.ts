@@ -11,7 +11,7 @@ import { UserError } from '../../core/errors.js';
 import { RUN_FILES, runIndexPath, startLockPath } from '../../core/files/home.js';
 import type { CoreServices } from '../../core/services.js';
 import { delay, waitAtMost } from '../../core/wait.js';
-import type { StartedRun, StatusReport, StopAnswer } from './answers.js';
+import { type StartedRun, type StatusReport, type StopAnswer, stopAnswer } from './answers.js';
 import type { Preflight, RunFramework, RunPlan, RunSelection, StartRequest } from './framework.js';
 import { frameworkFor, frameworkOf } from './frameworks.js';
 import { placement, placementOf } from './placements.js';
@@ -28,6 +28,7 @@ import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/ru
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
 import { estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
 import type { RunUsage } from './usage.js';
+import { type ResumedRun, resumeRun } from './resume.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
 const FOLLOW_MS = 2_000;
@@ -74,6 +75,14 @@ export class RunManager {
     const created = this.creating.then(() => this.createRun(framework, { ...request, preflight }));
     this.creating = created.catch(() => undefined);
     return created;
+  }
+
+  /** rl_resume_training: an ended run started again from its last saved state (resume.ts); one at a time with starts. */
+  resume(runId: string): Promise<ResumedRun> {
+    const ctx = { settings: this.core.settings, logger: this.core.logger, store: this.store, activeRuns: () => this.activeRuns(), supervise: (r: RunRecord, lock: FileLock) => this.supervise(r, lock).begin() };
+    const run = this.creating.then(() => resumeRun(ctx, runId));
+    this.creating = run.catch(() => undefined);
+    return run;
   }
 
   /** What a run of `selection` would cost, and the refusal a start would meet over the budgets (checked again under the start lock). */
@@ -167,16 +176,7 @@ export class RunManager {
         await delay(TICK_MS / 5, signal);
       }
     }
-    const status = this.currentStatus(runId);
-    if (status === 'stopped') return { message: `Stopped training run '${runId}'`, run_id: runId, status };
-    if (status === 'stopping' || status === 'starting' || status === 'running') {
-      return {
-        message: `Stopping training run '${runId}': processes that ignore SIGTERM are killed after ${this.core.settings.stopGraceSeconds} s each. Check with rl_check_status('${runId}').`,
-        run_id: runId,
-        status,
-      };
-    }
-    return { message: `Run '${runId}' ended (status: ${status}) before the stop took effect`, run_id: runId, status };
+    return stopAnswer(runId, this.currentStatus(runId), this.core.settings.stopGraceSeconds);
   }
 
   /**
@@ -198,8 +198,6 @@ export class RunManager {
     this.index.save();
     await Promise.all([...this.supervisors.values()].map((s) => (this.core.settings.stopRunsOnExit ? s.stopForExit() : s.detach())));
   }
-
-  // ---- internals -----------------------------------------------------------------------------
 
   private notFound(runId: string): UserError {
     return new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { active_runs: this.activeRuns().map((r) => r.run_id) });
@@ -288,7 +286,8 @@ export class RunManager {
         placement: placementOf(record),
         childEnvs: frameworkOf(record).childEnvironments(this.core.settings, record),
         onReleased: (runId) => this.supervisors.delete(runId),
-        othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId), usage: this.usage,
+        othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),
+        usage: this.usage,
       },
       record,
     );

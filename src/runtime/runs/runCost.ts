@@ -56,7 +56,7 @@ export function planFor(settings: Settings, estimate: RunEstimate): CostPlan {
 
 function spendOfRecord(record: RunRecord): ReturnType<typeof spendOf> {
   const o = record.observed;
-  return record.cost && spendOf(record.cost, { steps: o?.steps_completed ?? 0, sequences: o?.sequences_trained, batches: o?.batch_tokens, total_steps: o?.total_steps });
+  return record.cost && spendOf(record.cost, { steps: o?.steps_completed ?? 0, sequences: o?.sequences_trained, batches: o?.batch_tokens, total_steps: o?.total_steps, logged: o?.logged_tokens });
 }
 
 /** What Tinker billed, as answers show it beside the estimate: when it was asked. */

@@ -12,7 +12,8 @@ import { isDamaged, type RegistryEntry, type RunRecord, type RunStatus } from '.
 import { RunFiles } from '../runs/registry/runFiles.js';
 import { frameworkOf } from '../runs/frameworks.js';
 import { DIRECTIONS, type Direction, finiteNumber, isBetter, type KeyMetric } from '../wandb/keyMetrics.js';
-import { WANDB_OFF, type WandbKeyMetrics } from '../wandb/reader.js';
+import type { WandbKeyMetrics } from '../wandb/reader.js';
+import { keyMetrics } from './runMetrics.js';
 import { type AssignedValues, assignedValues, compareConfigs, type ConfigComparison } from './compareConfig.js';
 
 /** An unknown id is refused with the newest run ids to choose from, this many at most. */
@@ -77,7 +78,7 @@ async function comparedRun(runtime: Runtime, entry: RegistryEntry, now: number, 
   if (isDamaged(entry)) return { run_id: entry.run_id, environment: null, status: 'unknown', started_at: entry.created_at ?? null, steps: null, error: entry.damaged };
   const [steps, wandb] = await Promise.all([
     stepsCompleted(entry),
-    entry.use_wandb ? runtime.wandb.keyMetrics(entry, signal) : Promise.resolve<WandbKeyMetrics>({ wandb_error: WANDB_OFF }),
+    keyMetrics(runtime.wandb, entry, signal),
   ]);
   return {
     run_id: entry.run_id,

@@ -7,14 +7,16 @@
 import { readFile } from 'node:fs/promises';
 import { UserError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
-import { chooseCheckpoints, savedCheckpoints, type CheckpointRequest } from '../evaluation/checkpoints.js';
+import { type Checkpoint, chooseCheckpoints, savedCheckpoints, type CheckpointRequest } from '../evaluation/checkpoints.js';
+import type { EvaluationRequest } from '../evaluation/registry.js';
+import type { TrainingSummary } from '../runs/framework.js';
 import type { EvalMethod } from '../evaluation/evalCommand.js';
 import type { EvaluationOutput } from '../evaluation/evaluation.js';
 import type { ModelSpec } from '../evaluation/modelRun.js';
 import { serverEntriesNeeded } from '../environments/tinkerReadiness.js';
 import type { WaitOptions } from '../inference/jobWait.js';
-import { readRunConfigFile } from '../runs/registry/configFile.js';
-import { isDamaged, type RunRecord } from '../runs/registry/record.js';
+import { readRunConfigFile, type RunConfigSections } from '../runs/registry/configFile.js';
+import { type FrameworkName, isDamaged, type RunRecord } from '../runs/registry/record.js';
 import { RunFiles } from '../runs/registry/runFiles.js';
 import { frameworkOf } from '../runs/frameworks.js';
 import type { Runtime } from './runtime.js';
@@ -65,34 +67,87 @@ function modelSpecs(baseModel: string, baseline: boolean, checkpoints: { step: n
   return [...specs, ...checkpoints.map((c, i): ModelSpec => ({ label: `step_${c.step}`, model: c.path, role: 'checkpoint', step: c.step, stem: `${i + 1}-step_${c.step}` }))];
 }
 
+/** How a run of each framework is evaluated: its base model, the method, and what the method needs. */
+interface EvaluationPlan {
+  baseModel: string;
+  method: MethodChoice;
+  serverEntries: 1 | 2;
+  verifiers?: EvaluationRequest['verifiers'];
+}
+
+type Planner = (runtime: Runtime, run: RunRecord, config: RunConfigSections, requested: EvaluateArgs['method']) => Promise<EvaluationPlan>;
+
+const atroposPlan: Planner = async (runtime, run, config, requested) => {
+  if (requested === 'vf_eval') throw new UserError(`Run '${run.run_id}' is an Atropos run: method vf_eval is for verifiers environments; use auto, evaluate or process.`, { run_id: run.run_id });
+  // tinker-atropos trains the model named by env.tokenizer_name (its config's base_model).
+  const tokenizer = config.env.tokenizer_name;
+  const baseModel = typeof tokenizer === 'string' && tokenizer !== '' ? tokenizer : String(runtime.settings.locked.openai.model_name);
+  const shape = await runtime.environments.resolve(run.environment).then((e) => e.server_configs, () => 'list' as const);
+  return { baseModel, method: await chooseMethod(requested, run.environment_file), serverEntries: serverEntriesNeeded(shape) };
+};
+
+/** verifiers' own eval, not the cookbook's verifiers_rl.evaluate: see VF_EVAL_REASON. */
+const VF_EVAL_REASON =
+  "a cookbook run of a verifiers environment: verifiers' own eval (python -m verifiers.scripts.eval, vf-eval) samples each model through Tinker's " +
+  'OpenAI-compatible endpoint and saves every rollout\'s reward (results.jsonl), so all models are scored on the same examples with intervals; the ' +
+  "cookbook's verifiers_rl.evaluate samples through the SDK and saves no per-example scores";
+
+const cookbookPlan: Planner = async (_runtime, run, config, requested) => {
+  const vfEnvId = config.cookbook?.vf_env_id;
+  if (typeof vfEnvId !== 'string') {
+    throw new UserError(
+      `Run '${run.run_id}' trains the cookbook recipe ${String(config.cookbook?.recipe ?? run.environment)}, which has no evaluation the server can run against an endpoint (only verifiers environments do, through verifiers' eval). Its own test metrics, when its recipe has evaluators, are the test/ keys of rl_get_results (metrics.jsonl, every eval_every steps).`,
+      { run_id: run.run_id, framework: 'cookbook' },
+    );
+  }
+  if (requested !== 'auto' && requested !== 'vf_eval') throw new UserError(`Run '${run.run_id}' is a cookbook run of a verifiers environment: use method auto or vf_eval (${requested} is atroposlib's).`, { run_id: run.run_id });
+  const envArgs = config.env.vf_env_args;
+  const maxTokens = config.env.max_tokens;
+  return {
+    baseModel: String(config.env.model_name),
+    method: { method: 'vf_eval', reason: requested === 'vf_eval' ? 'method "vf_eval" was asked for' : VF_EVAL_REASON, mayFallBack: false },
+    serverEntries: 1,
+    verifiers: {
+      vf_env_id: vfEnvId,
+      ...(envArgs !== null && typeof envArgs === 'object' && !Array.isArray(envArgs) ? { env_args: envArgs } : {}),
+      ...(typeof maxTokens === 'number' ? { max_tokens: maxTokens } : {}),
+    },
+  };
+};
+
+const PLANNERS: Record<FrameworkName, Planner> = { atropos: atroposPlan, cookbook: cookbookPlan };
+
+/** Checkpoints by the step they stand for: from the summary when it says, else from Atropos's `step_N` paths. */
+function checkpointsOf(trainer: TrainingSummary): Checkpoint[] {
+  if (trainer.saved === undefined) return savedCheckpoints(trainer.checkpoints);
+  return [...new Map(trainer.saved.map((c) => [c.step, c])).values()].sort((a, b) => a.step - b.step);
+}
+
 export async function evaluateRun(runtime: Runtime, args: EvaluateArgs, wait: WaitOptions): Promise<EvaluationOutput> {
   const run = runToEvaluate(runtime, args.run_id);
   const trainer = await frameworkOf(run).readSummary(run);
-  const { chosen, note } = chooseCheckpoints(savedCheckpoints(trainer.checkpoints), args.checkpoints ?? 'latest');
+  const { chosen, note } = chooseCheckpoints(checkpointsOf(trainer), args.checkpoints ?? 'latest');
   const read = await readRunConfigFile(new RunFiles(runtime.settings.home), run.run_id);
   if ('config_error' in read) throw new UserError(`Run '${run.run_id}' cannot be evaluated: its ${read.config_error}.`, { run_id: run.run_id });
+  const plan = await PLANNERS[run.framework](runtime, run, read.config, args.method);
   const envConfig: Record<string, JsonValue> = read.config.env;
-  // tinker-atropos trains the model named by env.tokenizer_name (its config's base_model).
-  const tokenizer = envConfig.tokenizer_name;
-  const baseModel = typeof tokenizer === 'string' && tokenizer !== '' ? tokenizer : String(runtime.settings.locked.openai.model_name);
-  const shape = await runtime.environments.resolve(run.environment).then((e) => e.server_configs, () => 'list' as const);
-  const method = await chooseMethod(args.method, run.environment_file);
   return runtime.evaluations.start(
     {
       run_id: run.run_id,
       environment: run.environment,
-      method: method.method,
-      method_reason: method.reason,
-      method_may_fall_back: method.mayFallBack,
-      models: modelSpecs(baseModel, args.baseline, chosen),
+      method: plan.method.method,
+      method_reason: plan.method.reason,
+      method_may_fall_back: plan.method.mayFallBack,
+      models: modelSpecs(plan.baseModel, args.baseline, chosen),
       run_at_start: { status: run.status, steps_completed: trainer.steps_completed },
       ...(note ? { note } : {}),
       envFile: run.environment_file,
       envConfig,
-      serverEntries: serverEntriesNeeded(shape),
+      serverEntries: plan.serverEntries,
       numItems: args.num_items,
       groupSize: args.group_size,
       timeoutSeconds: args.timeout_seconds,
+      ...(plan.verifiers ? { verifiers: plan.verifiers } : {}),
     },
     wait,
   );

@@ -2,14 +2,16 @@
  * The two answers that join a run's own record and logs with what W&B holds for it:
  * rl_check_status (status + metrics) and rl_get_results (outcome, weights, metrics, history).
  * W&B is looked up by the run's group (= run_id); any W&B problem is a `wandb_error` beside an
- * otherwise complete answer, never a failed call.
+ * otherwise complete answer, never a failed call. A run that does not log to W&B but records its
+ * metrics itself (a cookbook run's metrics.jsonl) is answered from that record (runMetrics.ts).
  */
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { UserError } from '../../core/errors.js';
 import { RUN_FILES, runFilePath } from '../../core/files/home.js';
 import { fitRows } from '../wandb/history.js';
 import type { Runtime } from './runtime.js';
-import { WANDB_OFF, type WandbResults, type WandbStatus } from '../wandb/reader.js';
+import type { WandbResults, WandbStatus } from '../wandb/reader.js';
+import { results, statusMetrics } from './runMetrics.js';
 import type { StatusAnswer } from '../runs/answers.js';
 import { isDamaged, type RunRecord, type RunStatus } from '../runs/registry/record.js';
 import type { TrainingSummary } from '../runs/framework.js';
@@ -78,8 +80,8 @@ function record(runtime: Runtime, runId: string): RunRecord {
 }
 
 function stepsTrained(trainer: TrainingSummary): number {
-  // step_0 is the untrained starting point; every later checkpoint is one trained step.
-  return Math.max(0, trainer.checkpoints.length - 1);
+  // Atropos: step_0 is the untrained starting point; every later checkpoint is one trained step.
+  return trainer.trained_steps ?? Math.max(0, trainer.checkpoints.length - 1);
 }
 
 export function describeOutcome(run: RunRecord, trainer: TrainingSummary): RunOutcome {
@@ -127,10 +129,7 @@ function storageOf(run: RunRecord): { storage?: RunStorage } {
 export async function statusWithMetrics(runtime: Runtime, runId: string, signal?: AbortSignal): Promise<StatusAnswer & Partial<WandbStatus>> {
   const { answer, record: run } = await runtime.runs.status(runId);
   if (run === undefined) return answer;
-  const [fresh, wandb] = await Promise.all([
-    runtime.runs.usage.current(run),
-    run.use_wandb ? runtime.wandb.statusMetrics(run, signal) : Promise.resolve<Partial<WandbStatus>>({ wandb_error: WANDB_OFF }),
-  ]);
+  const [fresh, wandb] = await Promise.all([runtime.runs.usage.current(run), statusMetrics(runtime.wandb, run, signal)]);
   return { ...answer, ...costOf(fresh), ...wandb };
 }
 
@@ -141,7 +140,7 @@ export async function runResults(runtime: Runtime, runId: string, samples: numbe
   const [run, evaluations, wandb] = await Promise.all([
     runtime.runs.usage.current(read, trainer),
     runtime.evaluations.ofRun(read.run_id),
-    read.use_wandb ? runtime.wandb.results(read, { samples }, signal) : Promise.resolve<WandbResults>({ wandb_error: WANDB_OFF }),
+    results(runtime.wandb, read, samples, signal),
   ]);
   return {
     run_id: run.run_id,

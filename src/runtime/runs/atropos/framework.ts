@@ -14,6 +14,7 @@ import { estimateAtropos, planAtropos, preflightAtropos } from './start.js';
 import { AtroposStartUpProbe } from './startUpProbe.js';
 import { readTrainerLog, TrainerLogFollower } from './trainerLog.js';
 import { logOf } from '../registry/record.js';
+import { UserError } from '../../../core/errors.js';
 
 const PROCESS_NAME: Record<RunProcess, string> = { api: 'Atropos API server', trainer: 'trainer', env: 'environment' };
 
@@ -33,8 +34,17 @@ export const ATROPOS: RunFramework = {
   readSummary: (record, opts) => readTrainerLog(logOf(record, 'trainer'), opts),
   follower: (record) => new TrainerLogFollower(logOf(record, 'trainer')),
   childEnvironments: (settings, record) => atroposChildEnvironments(settings, record.use_wandb),
+  resumePoint: (record) =>
+    Promise.reject(
+      new UserError(
+        `Run '${record.run_id}' is an Atropos run, which cannot be resumed: tinker-atropos' trainer creates a new LoRA on every launch and has no way to load a saved state with its optimizer. Start a new run (rl_start_training); its checkpoints stay usable for rl_evaluate.`,
+        { run_id: record.run_id, framework: 'atropos', resumable: false },
+      ),
+    ),
   healthTerms: {
     noData: 'no data has reached the Atropos API',
+    noProgress: 'no trainer step and no new data',
     stallConsequence: 'the trainer waits for a batch for ever',
+    stallProcess: 'env',
   },
 };

@@ -18,6 +18,8 @@ export interface RunConfigSections {
   tinker: Record<string, JsonValue>;
   /** The trainer's inference servers, as written (the mappings only). */
   openai: Record<string, JsonValue>[];
+  /** A cookbook run's recipe, verifiers environment and log_path (cookbook/start.ts writes them). */
+  cookbook?: Record<string, JsonValue>;
 }
 
 export type RunConfigRead = { config: RunConfigSections } | { config_error: string };
@@ -35,7 +37,7 @@ export async function readRunConfigFile(files: RunFiles, runId: string): Promise
     const value: unknown = yaml().parse(slice.text);
     if (!mapping(value)) return { config_error: `${RUN_FILES.config} does not hold a mapping` };
     const openai = Array.isArray(value.openai) ? value.openai.filter(mapping) : [];
-    return { config: { env: mapping(value.env) ? value.env : {}, tinker: mapping(value.tinker) ? value.tinker : {}, openai } };
+    return { config: { env: mapping(value.env) ? value.env : {}, tinker: mapping(value.tinker) ? value.tinker : {}, openai, ...(mapping(value.cookbook) ? { cookbook: value.cookbook } : {}) } };
   } catch (err) {
     return { config_error: `${RUN_FILES.config} cannot be read (${err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
   }

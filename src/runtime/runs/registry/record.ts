@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
-import type { EnvLogSignals } from '../atropos/logSignals.js';
-import type { CostPlan } from '../../cost/spend.js';
+import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
+import type { CostPlan, LoggedTokens } from '../../cost/spend.js';
 import type { BatchTokens } from '../atropos/batchTokens.js';
 import type { RunTinkerUsage } from '../../tinker/usage.js';
 
@@ -113,6 +113,16 @@ export interface RunRecord {
   tinker?: RunTinkerUsage;
   /** Status rate limit: when the last full rl_check_status answer was given. */
   last_full_check_at?: string;
+  /** Each time the ended run was started again (rl_resume_training): when, from which step and saved state, and how it had ended. */
+  resumes?: RunResume[];
+}
+
+export interface RunResume {
+  at: string;
+  from_step: number;
+  state_path: string;
+  /** The status and error the run had ended with. */
+  after: { status: 'failed' | 'stopped'; error?: string; ended_at?: string };
 }
 
 /**
@@ -142,6 +152,17 @@ export interface RunObservations {
   data_first_at?: string;
   data_last_at?: string;
   env?: EnvLogSignals;
+  /** What the trainer's own log says is wrong while it goes on (a cookbook run's logs.log). */
+  trainer_signals?: TrainerLogSignals;
+  /** Tokens the trainer logged for its batches (a cookbook run's metrics.jsonl): spend is counted from them. */
+  logged_tokens?: LoggedTokens;
+}
+
+export interface TrainerLogSignals {
+  /** Tinker paused the job for billing (HTTP 402): the SDK waits, no batch finishes. */
+  billing_paused?: LogEvidence;
+  /** Errors the trainer logged and carried on after. */
+  errors?: LogEvidence;
 }
 
 /** The latest finished steps, in a row, that trained nothing, with the trainer's own line about the latest of them. */

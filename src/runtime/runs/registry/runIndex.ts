@@ -20,7 +20,7 @@ import { statSignature } from '../../../core/files/watch.js';
 import { assessHealth, HEALTH_VERDICTS, type Health, type HealthPolicy } from '../watching/health.js';
 import type { ProcessHandle } from '../placement/placement.js';
 import { placementOf } from '../placements.js';
-import { isActive, isDamaged, isEnded, PLACEMENTS, processOf, RUN_STATUSES, runProcesses, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
+import { FRAMEWORKS, isActive, isDamaged, isEnded, PLACEMENTS, processOf, RUN_STATUSES, runProcesses, type FrameworkName, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
 import type { RunStore } from './store.js';
 import { listedCost, type ListedCost } from '../runCost.js';
 
@@ -55,6 +55,8 @@ export interface IndexedRun {
   running: RecordedProcess[];
   /** Where its processes live; an index written before placements existed has none: `local`. */
   placement?: PlacementName;
+  /** Its framework when not `atropos` (an index written before there were two has none). */
+  framework?: FrameworkName;
   /** Spend so far and the expected total, estimated (runCost.ts). */
   cost?: ListedCost;
 }
@@ -103,7 +105,8 @@ function isStoredSlot(v: unknown): v is { key: string; run: IndexedRun } {
     (health === undefined || (isObject(health) && (HEALTH_VERDICTS as readonly unknown[]).includes(health.verdict) && Array.isArray(health.reasons))) &&
     Array.isArray(r.running) &&
     r.running.every((p) => isObject(p)) &&
-    (r.placement === undefined || (PLACEMENTS as readonly unknown[]).includes(r.placement))
+    (r.placement === undefined || (PLACEMENTS as readonly unknown[]).includes(r.placement)) &&
+    (r.framework === undefined || (FRAMEWORKS as readonly unknown[]).includes(r.framework))
   );
 }
 
@@ -251,6 +254,7 @@ export class RunIndex {
       ...(isEnded(entry.status) ? { health: assessHealth(entry, Date.now(), this.policy) } : {}),
       running: recordedProcesses(entry),
       ...(entry.placement !== 'local' ? { placement: entry.placement } : {}),
+      ...(entry.framework !== 'atropos' ? { framework: entry.framework } : {}),
       ...(cost ? { cost } : {}),
     };
   }

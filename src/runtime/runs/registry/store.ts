@@ -169,8 +169,25 @@ export class RunStore {
     }
   }
 
-  /** A damaged run is dated by its directory's time, the only date it still has. */
+  /**
+   * A damaged run is dated by its files, the only date it still has: the oldest of its entries'
+   * times. The directory's own time moves whenever a file in it is replaced or a lock removed,
+   * which may come after a newer run was created.
+   */
   private damaged(runId: string, reason: string): DamagedRun {
-    return damagedRun(runId, reason, statSync(this.dir(runId), { throwIfNoEntry: false })?.mtime.toISOString());
+    const dir = this.dir(runId);
+    const times = [dir, ...readdirSafe(dir).map((name) => join(dir, name))].flatMap((path) => {
+      const stat = statSync(path, { throwIfNoEntry: false });
+      return stat === undefined ? [] : [stat.mtimeMs];
+    });
+    return damagedRun(runId, reason, times.length > 0 ? new Date(Math.min(...times)).toISOString() : undefined);
+  }
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
   }
 }

@@ -7,7 +7,7 @@
 import type { RunProcess } from '../../../core/files/home.js';
 import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
 import { frameworkOf } from '../frameworks.js';
-import type { RunRecord } from '../registry/record.js';
+import type { RunRecord, TrainerLogSignals } from '../registry/record.js';
 
 export const HEALTH_VERDICTS = ['starting', 'waiting_for_data', 'healthy', 'degraded', 'stalled', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
 export type HealthVerdict = (typeof HEALTH_VERDICTS)[number];
@@ -57,15 +57,27 @@ const latest = (...values: (number | undefined)[]): number | undefined => {
   return known.length > 0 ? Math.max(...known) : undefined;
 };
 
-function envReasons(signals: EnvLogSignals | undefined, sinceMs: number): HealthReason[] {
+const TRAINER_SIGNALS: Record<keyof TrainerLogSignals, { code: string; what: string }> = {
+  billing_paused: { code: 'billing_paused', what: 'Tinker paused the job for billing (HTTP 402): the SDK waits and retries, and no batch finishes until the balance is settled' },
+  errors: { code: 'trainer_errors', what: 'the trainer logs errors and carries on' },
+};
+
+/** The log signals seen since `sinceMs`, each a reason quoting its latest line. */
+function signalReasons<K extends string>(signals: Partial<Record<K, LogEvidence>> | undefined, about: Record<K, { code: string; what: string }>, process: RunProcess, sinceMs: number): HealthReason[] {
   const reasons: HealthReason[] = [];
-  for (const [kind, about] of Object.entries(ENV_SIGNALS) as [keyof EnvLogSignals, (typeof ENV_SIGNALS)[keyof EnvLogSignals]][]) {
+  for (const kind of Object.keys(about) as K[]) {
     const seen: LogEvidence | undefined = signals?.[kind];
     if (seen === undefined || (msOf(seen.at) ?? 0) < sinceMs) continue;
-    reasons.push({ code: about.code, message: `${about.what} (${seen.count} time${seen.count === 1 ? '' : 's'} so far)`, evidence: { line: seen.line, count: seen.count, at: seen.at, process: 'env' } });
+    const { code, what } = about[kind];
+    reasons.push({ code, message: `${what} (${seen.count} time${seen.count === 1 ? '' : 's'} so far)`, evidence: { line: seen.line, count: seen.count, at: seen.at, process } });
   }
   return reasons;
 }
+
+const envReasons = (seen: RunRecord['observed'], sinceMs: number): HealthReason[] => [
+  ...signalReasons<keyof TrainerLogSignals>(seen?.trainer_signals, TRAINER_SIGNALS, 'trainer', sinceMs),
+  ...signalReasons<keyof EnvLogSignals>(seen?.env, ENV_SIGNALS, 'env', sinceMs),
+];
 
 function endedHealth(record: RunRecord, base: Omit<Health, 'verdict' | 'reasons'>): Health {
   const reasons: HealthReason[] = [];
@@ -109,21 +121,23 @@ function trainerReasons(seen: RunRecord['observed']): HealthReason[] {
 function trainingHealth(record: RunRecord, nowMs: number, policy: HealthPolicy, base: Omit<Health, 'verdict' | 'reasons'>): Health {
   const seen = record.observed;
   const began = msOf(record.running_at) ?? msOf(record.phase_started_at) ?? nowMs;
-  const progressMs = latest(msOf(seen?.step_completed_at), msOf(seen?.data_last_at)) ?? began;
-  const firstStep = (seen?.steps_completed ?? 0) === 0;
+  // A resumed run began again: what it did before its last start is no progress of this one.
+  const progressMs = latest(msOf(seen?.step_completed_at), msOf(seen?.data_last_at), began)!;
+  const firstStep = (msOf(seen?.step_completed_at) ?? -Infinity) < began;
   const limit = policy.stallSeconds * (firstStep ? FIRST_STEP_ALLOWANCE : 1);
   const idle = Math.max(0, Math.round((nowMs - progressMs) / 1000));
-  const recent = envReasons(seen?.env, nowMs - limit * 1000);
+  const recent = envReasons(seen, nowMs - limit * 1000);
   // An environment that exited without failing the run (exit 0) stops once it has queued enough
   // data: normal, worth saying, not trouble. If the trainer then starves, the stall says so.
   const envGone = record.processes.env?.state === 'exited' ? [{ code: 'env_finished', message: 'the environment has exited (it stops once it has queued enough data); the trainer goes on with what is queued', evidence: { at: record.processes.env.ended_at ?? undefined, process: 'env' as const } }] : [];
   const terms = frameworkOf(record).healthTerms;
   const withIdle = { ...base, seconds_since_progress: idle };
   if (idle > limit) {
-    const what = seen?.data_first_at === undefined ? terms.noData : 'no trainer step and no new data';
-    const allowance = firstStep ? ` (before the first step the limit is ${FIRST_STEP_ALLOWANCE} x RL_STALL_SECONDS=${policy.stallSeconds})` : ' (RL_STALL_SECONDS)';
+    const what = seen?.data_first_at === undefined ? terms.noData : terms.noProgress;
+    const allowance = firstStep ? ` (before the first step${record.resumes?.length ? ' since the run resumed' : ''} the limit is ${FIRST_STEP_ALLOWANCE} x RL_STALL_SECONDS=${policy.stallSeconds})` : ' (RL_STALL_SECONDS)';
     const stalled: HealthReason = { code: 'stalled', message: `Stalled: ${what} for ${idle} s, more than ${limit} s${allowance}; ${terms.stallConsequence}.`, evidence: { at: iso(progressMs) } };
-    return { ...withIdle, verdict: 'stalled', reasons: [stalled, ...recent, ...envGone] };
+    // Every sign since the last progress is evidence of the stall, however long ago (a billing pause is logged once a minute).
+    return { ...withIdle, verdict: 'stalled', reasons: [stalled, ...envReasons(seen, progressMs), ...envGone] };
   }
   if (seen?.data_first_at === undefined) {
     const waiting: HealthReason = { code: 'waiting_for_data', message: `${terms.noData.charAt(0).toUpperCase()}${terms.noData.slice(1)} yet (${idle} s since training began; stalled after ${limit} s).`, evidence: { at: iso(began) } };

@@ -143,7 +143,7 @@ export class Watchdog {
     const error = `${stall!.message}${cause ? ` Last sign from the ${cause.evidence?.process ?? 'run'}: ${cause.evidence!.line}` : ''}`;
     if (this.ctx.settings.stall.action === 'stop') {
       this.close();
-      this.onStall({ status: 'failed', error, error_process: cause?.evidence?.process ?? 'env' });
+      this.onStall({ status: 'failed', error, error_process: cause?.evidence?.process ?? this.ctx.framework.healthTerms.stallProcess });
     } else if (!this.warnedStall) {
       this.warnedStall = true;
       this.ctx.logger.warn({ run_id: this.run.runId, reason: error }, 'run stalled (RL_STALL_ACTION=warn: reported, not stopped)');

@@ -1,6 +1,6 @@
 """Test fake of OpenAI's ``chz`` (the config library tinker-cookbook's recipes are built on), written
 from chz's source (openai/chz, ``chz/blueprint/_entrypoint.py``, ``_argv.py``, ``_argmap.py``,
-``_blueprint.py``, ``tiepin.py``); see test/fakes/python/tinker_cookbook/__init__.py for what the
+``_blueprint.py``, ``tiepin.py``); see test/fakes/cookbook/tinker_cookbook/__init__.py for what the
 recipes need of it.
 
 What it keeps of upstream:

@@ -4,7 +4,7 @@ state in $FAKE_TINKER_STATE): checkpoints it records exist in that service, and 
 ``create_training_client_from_state_with_optimizer_async(state_path)``.
 
 Recipes, each ``python -m tinker_cookbook.recipes.<name>.<script> key=value ...`` (chz argv, see
-test/fakes/python/chz): ``math_rl.train`` (RL, env=arithmetic), ``verifiers_rl.train`` (RL on an
+test/fakes/cookbook/chz): ``math_rl.train`` (RL, env=arithmetic), ``verifiers_rl.train`` (RL on an
 installed verifiers environment), ``verifiers_rl.evaluate``, ``chat_sl.train`` (supervised, not RL).
 As upstream, ``recipes/`` and its folders have no ``__init__.py``; an RL recipe's train.py imports
 ``tinker_cookbook.rl`` and has a ``CLIConfig`` with group_size / groups_per_batch.

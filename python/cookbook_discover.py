@@ -1,0 +1,394 @@
+"""Static reader of what RL_PYTHON has of tinker-cookbook and verifiers: nothing is imported.
+
+Output (stdout), one JSON object:
+  {"cookbook": {"dir", "version"?} | null, "cookbook_missing"?: "why",
+   "recipes": [{"name", "file", "rl": bool, "doc"?, "config_class"?, "fields": [field], "skipped_fields": [name]}],
+   "environments": [{"module", "file", "vf_env_id", "doc"?, "env_args": [{"name", "default"?}]}],
+   "stamps": [[path, mtime_ms, size]]}
+
+The cookbook's package directory is found with importlib's path finders (`find_spec` of a
+top-level name runs no code of it). A recipe is ``recipes/<name>/train.py`` (``recipes/`` and its
+folders have no ``__init__.py`` upstream: the folders are walked); it is RL when it imports
+``tinker_cookbook.rl`` (supervised recipes import ``tinker_cookbook.supervised``). Its fields are
+the annotated attributes of its ``CLIConfig`` class: type, default and the comment above, each
+field as the server's config fields are (name, type, kind, nullable, enum?, items?, default,
+description). Type aliases (``cli_utils.LogdirBehavior``, ``tinker.types.LossFnType``) are followed
+to their ``Literal[...]`` through the files that define or re-export them; a field whose type is a
+class (a nested chz config) is skipped.
+
+A verifiers environment is an importable top-level module (a package's ``__init__.py`` or a
+``<name>.py`` on sys.path, the standard library left out) whose source defines a top-level
+``load_environment``: what ``prime env install`` puts in site-packages and
+``verifiers.load_environment(env_id)`` imports (``env_id.replace("-", "_").split("/")[-1]``).
+
+`stamps` are the files and directories the answer was read from: while none changed (mtime, size),
+the answer stands.
+"""
+import ast
+import importlib.machinery
+import json
+import os
+import sys
+import sysconfig
+
+# The sibling helper's reading of `a.b.C` (and of `Generic[T]` as `Generic`): one definition for both.
+from discover import dotted
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_DOC = 300
+SCALARS = {"int": "int", "float": "float", "bool": "bool", "str": "str"}
+MAX_ALIAS_DEPTH = 5
+
+
+def stamp(path, stamps):
+    try:
+        info = os.stat(path)
+        stamps.append([path, int(info.st_mtime_ns // 1_000_000), info.st_size])
+    except OSError:
+        stamps.append([path, -1, -1])
+
+
+def read_source(path):
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            return None
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def parse(path):
+    text = read_source(path)
+    if text is None:
+        return None
+    try:
+        return ast.parse(text, filename=path)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def first_paragraph(doc):
+    doc = (doc or "").strip()
+    if not doc:
+        return None
+    return " ".join(doc.split("\n\n")[0].split())[:MAX_DOC]
+
+
+def package_dir(top):
+    """The directory of top-level package `top`, found without importing it."""
+    spec = importlib.machinery.PathFinder.find_spec(top, sys.path)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def module_file(dotted):
+    """The source file of a dotted module name, walking directories from its top-level package."""
+    parts = dotted.split(".")
+    base = package_dir(parts[0])
+    if base is None:
+        spec = importlib.machinery.PathFinder.find_spec(parts[0], sys.path)
+        return spec.origin if spec is not None and len(parts) == 1 and spec.origin and spec.origin.endswith(".py") else None
+    path = os.path.join(base, *parts[1:])
+    for candidate in (os.path.join(path, "__init__.py"), path + ".py"):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def resolve_relative(module_path, level, name):
+    """The dotted name a relative import of `module_path`'s file means (its package found by walking up)."""
+    directory = os.path.dirname(module_path)
+    for _ in range(level - 1):
+        directory = os.path.dirname(directory)
+    parts = []
+    d = directory
+    while os.path.isfile(os.path.join(d, "__init__.py")):
+        parts.append(os.path.basename(d))
+        d = os.path.dirname(d)
+    # Namespace folders (recipes/<name>) have no __init__.py: the package root is found by name.
+    if not parts:
+        return None
+    prefix = ".".join(reversed(parts))
+    return f"{prefix}.{name}" if name else prefix
+
+
+def imports_of(tree, path):
+    """alias -> dotted module or module.symbol, for the file's imports."""
+    names = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                names[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                module = resolve_relative(path, node.level, module)
+                if module is None:
+                    continue
+            for a in node.names:
+                names[a.asname or a.name] = f"{module}.{a.name}"
+    return names
+
+
+def literal_values(node):
+    """The values of `Literal[...]`, or None."""
+    if not (isinstance(node, ast.Subscript) and dotted(node.value) in ("Literal", "typing.Literal", "typing_extensions.Literal")):
+        return None
+    elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    try:
+        return [ast.literal_eval(e) for e in elements]
+    except ValueError:
+        return None
+
+
+def find_alias(dotted, depth=0):
+    """What `module.symbol` is: ("literal", values), ("class", None) or None when not found."""
+    if depth > MAX_ALIAS_DEPTH or "." not in dotted:
+        return None
+    module, symbol = dotted.rsplit(".", 1)
+    path = module_file(module)
+    if path is None:
+        # `module` may itself be `package.symbol`'s package attribute: try it as a module.
+        return None
+    tree = parse(path)
+    if tree is None:
+        return None
+    return alias_in(tree, path, symbol, depth)
+
+
+def alias_in(tree, path, symbol, depth):
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == symbol:
+            return ("class", None)
+        value = None
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == symbol for t in node.targets):
+            value = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == symbol:
+            value = node.value
+        if value is not None:
+            values = literal_values(value)
+            return ("literal", values) if values is not None else None
+    imported = imports_of(tree, path).get(symbol)
+    return find_alias(imported, depth + 1) if imported else None
+
+
+def split_optional(node):
+    """(inner annotation, nullable) for `X | None` and `Optional[X]`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        parts = []
+
+        def flatten(n):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+                flatten(n.left)
+                flatten(n.right)
+            else:
+                parts.append(n)
+
+        flatten(node)
+        rest = [p for p in parts if not (isinstance(p, ast.Constant) and p.value is None)]
+        if len(rest) == 1:
+            return rest[0], len(rest) < len(parts)
+        return node, len(rest) < len(parts)
+    if isinstance(node, ast.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
+        return node.slice, True
+    return node, False
+
+
+def describe_type(node, tree, path):
+    """{"kind", "enum"?, "items"?} of an annotation, or None for a class (a nested config)."""
+    name = dotted(node)
+    values = literal_values(node)
+    if values is not None:
+        return {"kind": "enum", "enum": values}
+    if isinstance(node, ast.Subscript) and name in ("dict", "Dict", "typing.Dict", "Mapping"):
+        return {"kind": "dict"}
+    if isinstance(node, ast.Subscript) and name in ("list", "List", "typing.List", "Sequence", "tuple"):
+        item = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
+        items = SCALARS.get(dotted(item) or "")
+        return {"kind": "list", **({"items": items} if items else {})}
+    if name in SCALARS:
+        return {"kind": SCALARS[name]}
+    if name in ("dict", "Dict"):
+        return {"kind": "dict"}
+    if name in ("list", "List"):
+        return {"kind": "list"}
+    if name in ("Any", "typing.Any"):
+        return {"kind": "any"}
+    if name is None:
+        return {"kind": "str"}
+    found = alias_in(tree, path, name, 0) if "." not in name else None
+    if found is None:
+        head, _, tail = name.partition(".")
+        qualified = imports_of(tree, path).get(head)
+        found = find_alias(f"{qualified}.{tail}" if tail else qualified) if qualified else None
+    if found is not None and found[0] == "class":
+        return None
+    if found is not None:
+        return {"kind": "enum", "enum": found[1]}
+    # An alias the reader cannot follow: its values are passed as text, and chz checks them.
+    return {"kind": "str"}
+
+
+def field_default(value):
+    """(default, required): a literal, `chz.field(default=...)`, or None for a factory."""
+    if value is None:
+        return None, True
+    if isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("field"):
+        kw = {k.arg: k.value for k in value.keywords}
+        if "default" in kw:
+            return field_default(kw["default"])
+        return None, "default_factory" not in kw
+    try:
+        return ast.literal_eval(value), False
+    except ValueError:
+        return None, False
+
+
+def field_doc(value):
+    """`chz.field(doc=...)`; comments above fields are section headings upstream, not descriptions."""
+    if isinstance(value, ast.Call):
+        for k in value.keywords:
+            if k.arg == "doc" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
+                return k.value.value[:MAX_DOC]
+    return ""
+
+
+def cli_fields(cls, tree, path):
+    fields, skipped = [], []
+    for node in cls.body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        inner, nullable = split_optional(node.annotation)
+        described = describe_type(inner, tree, path)
+        if described is None:
+            skipped.append(node.target.id)
+            continue
+        default, required = field_default(node.value)
+        fields.append({
+            "name": node.target.id,
+            "type": ast.unparse(node.annotation),
+            "kind": described["kind"],
+            "nullable": nullable,
+            **({"enum": described["enum"]} if "enum" in described else {}),
+            **({"items": described["items"]} if "items" in described else {}),
+            "default": default,
+            "required": required,
+            "description": field_doc(node.value),
+        })
+    return fields, skipped
+
+
+def is_rl(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and (node.module == "tinker_cookbook.rl" or node.module.startswith("tinker_cookbook.rl.")):
+            return True
+        if isinstance(node, ast.Import) and any(a.name == "tinker_cookbook.rl" or a.name.startswith("tinker_cookbook.rl.") for a in node.names):
+            return True
+    return False
+
+
+def read_recipe(name, path):
+    tree = parse(path)
+    if tree is None:
+        return {"name": name, "file": path, "rl": False, "error": "cannot be read or parsed"}
+    recipe = {"name": name, "file": path, "rl": is_rl(tree), "fields": [], "skipped_fields": []}
+    doc = first_paragraph(ast.get_docstring(tree))
+    if doc:
+        recipe["doc"] = doc
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CLIConfig"), None)
+    if cls is not None:
+        recipe["config_class"] = "CLIConfig"
+        recipe["fields"], recipe["skipped_fields"] = cli_fields(cls, tree, path)
+        recipe.setdefault("doc", first_paragraph(ast.get_docstring(cls)))
+    return recipe
+
+
+def recipes(cookbook_dir, stamps):
+    root = os.path.join(cookbook_dir, "recipes")
+    stamp(root, stamps)
+    found = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return found
+    for name in names:
+        path = os.path.join(root, name, "train.py")
+        if os.path.isfile(path):
+            stamp(path, stamps)
+            found.append(read_recipe(name, path))
+    return found
+
+
+def module_candidates(directory):
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(("_", ".")) or "-" in name:
+            continue
+        path = os.path.join(directory, name)
+        if name.endswith(".py") and name[:-3].isidentifier():
+            yield name[:-3], path
+        elif name.isidentifier() and os.path.isfile(os.path.join(path, "__init__.py")):
+            yield name, os.path.join(path, "__init__.py")
+
+
+def environment_of(module, path):
+    text = read_source(path)
+    if text is None or "def load_environment" not in text:
+        return None
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError):
+        return None
+    fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "load_environment"), None)
+    if fn is None:
+        return None
+    args = fn.args.args + fn.args.kwonlyargs
+    defaults = [None] * (len(fn.args.args) - len(fn.args.defaults)) + list(fn.args.defaults) + list(fn.args.kw_defaults)
+    env_args = [{"name": a.arg, **({"default": ast.unparse(d)[:80]} if d is not None else {})} for a, d in zip(args, defaults)]
+    env = {"module": module, "file": path, "vf_env_id": module.replace("_", "-"), "env_args": env_args}
+    doc = first_paragraph(ast.get_docstring(tree))
+    if doc:
+        env["doc"] = doc
+    return env
+
+
+def environments(stamps):
+    paths = sysconfig.get_paths()
+    stdlib = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths}
+    seen, found = set(), []
+    for entry in sys.path:
+        directory = os.path.realpath(entry or os.getcwd())
+        if directory in seen or directory in stdlib or not os.path.isdir(directory) or os.path.dirname(directory) in stdlib:
+            continue
+        seen.add(directory)
+        stamp(directory, stamps)
+        for module, path in module_candidates(directory):
+            # The library itself re-exports load_environment; only environments define their own.
+            if module in ("verifiers", "tinker_cookbook") or any(e["module"] == module for e in found):
+                continue
+            env = environment_of(module, path)
+            if env is not None:
+                stamp(path, stamps)
+                found.append(env)
+    return found
+
+
+def main():
+    stamps = []
+    cookbook_dir = package_dir("tinker_cookbook")
+    answer = {"cookbook": None, "recipes": [], "environments": environments(stamps), "stamps": stamps}
+    if cookbook_dir is None:
+        answer["cookbook_missing"] = f"tinker_cookbook is not importable by {sys.executable}"
+    else:
+        answer["cookbook"] = {"dir": cookbook_dir}
+        answer["recipes"] = recipes(cookbook_dir, stamps)
+    json.dump(answer, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+/**
+ * What RL_PYTHON has of tinker-cookbook and verifiers, read by python/cookbook_discover.py without
+ * importing anything: the cookbook's RL recipes (`recipes/<name>/train.py` importing
+ * `tinker_cookbook.rl`, with a `CLIConfig`) and the installed verifiers environments (top-level
+ * modules defining `load_environment`), each offered as an environment of the `cookbook`
+ * framework. The helper runs once; its answer stands while the files and folders it read from
+ * (its stamps) are unchanged, so a listing costs a few stats; it is saved in RL_HOME's cache, so a
+ * restarted server runs no Python either while nothing changed.
+ */
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { writeAtomically } from '../../core/files/atomicFile.js';
+import { cookbookCachePath } from '../../core/files/home.js';
+import { z } from 'zod';
+import { childEnv } from '../../core/childEnv.js';
+import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';
+import type { Logger } from '../../core/logger.js';
+import { loadExeca } from '../../core/onDemand.js';
+import type { Settings } from '../../core/settings.js';
+import type { DiscoveredEnvironment } from './report.js';
+
+export const COOKBOOK_DISCOVER_SCRIPT = join(PYTHON_HELPERS_DIR, 'cookbook_discover.py');
+const HELPER_TIMEOUT_MS = 60_000;
+
+const FIELD = z.object({
+  name: z.string(),
+  type: z.string(),
+  kind: z.enum(['int', 'float', 'bool', 'str', 'enum', 'list', 'dict', 'any']),
+  nullable: z.boolean(),
+  enum: z.array(z.union([z.string(), z.number()])).optional(),
+  items: z.enum(['int', 'float', 'bool', 'str']).optional(),
+  default: z.json(),
+  required: z.boolean(),
+  description: z.string(),
+});
+export type RecipeField = z.infer<typeof FIELD>;
+
+const RECIPE = z.object({
+  name: z.string(),
+  file: z.string(),
+  rl: z.boolean(),
+  doc: z.string().nullish(),
+  config_class: z.string().optional(),
+  fields: z.array(FIELD).default([]),
+  skipped_fields: z.array(z.string()).default([]),
+  error: z.string().optional(),
+});
+export type CookbookRecipe = z.infer<typeof RECIPE>;
+
+const VERIFIERS_ENV = z.object({
+  module: z.string(),
+  file: z.string(),
+  vf_env_id: z.string(),
+  doc: z.string().optional(),
+  env_args: z.array(z.object({ name: z.string(), default: z.string().optional() })),
+});
+export type VerifiersEnvironment = z.infer<typeof VERIFIERS_ENV>;
+
+const ANSWER = z.object({
+  cookbook: z.object({ dir: z.string() }).nullable(),
+  cookbook_missing: z.string().optional(),
+  recipes: z.array(RECIPE),
+  environments: z.array(VERIFIERS_ENV),
+  stamps: z.array(z.tuple([z.string(), z.number(), z.number()])),
+});
+
+type Answer = z.infer<typeof ANSWER>;
+const SAVED = z.object({ python: z.string(), answer: ANSWER });
+
+function discoveryOf(answer: Answer): CookbookDiscovery {
+  return {
+    ...(answer.cookbook ? { dir: answer.cookbook.dir } : {}),
+    ...(answer.cookbook_missing !== undefined ? { missing: answer.cookbook_missing } : {}),
+    recipes: answer.recipes,
+    environments: answer.environments,
+    offered: offered(answer.recipes, answer.environments),
+  };
+}
+
+export interface CookbookDiscovery {
+  /** The installed tinker_cookbook package's directory, or why there is none. */
+  dir?: string;
+  missing?: string;
+  /** Every recipe with a train.py, RL or not. */
+  recipes: CookbookRecipe[];
+  environments: VerifiersEnvironment[];
+  /** The entries the listing offers: RL recipes, and one per verifiers environment. */
+  offered: DiscoveredEnvironment[];
+}
+
+/** The recipe whose CLIConfig takes `vf_env_id` trains verifiers environments: it is offered through them. */
+export const takesVerifiersEnvironment = (recipe: CookbookRecipe): boolean => recipe.fields.some((f) => f.name === 'vf_env_id');
+
+/** A cookbook recipe samples through Tinker itself: the Atropos facts about server configs do not apply (answers leave them out). */
+const NOT_ATROPOS = { managed_server: true, server_configs: 'list' } as const;
+
+function offered(recipes: readonly CookbookRecipe[], environments: readonly VerifiersEnvironment[]): DiscoveredEnvironment[] {
+  const rl = recipes.filter((r) => r.rl && r.config_class === 'CLIConfig' && r.error === undefined);
+  const verifiersRecipe = rl.find(takesVerifiersEnvironment);
+  const fromRecipes = rl.filter((r) => r !== verifiersRecipe).map((r): DiscoveredEnvironment => ({
+    name: r.name,
+    class_name: 'CLIConfig',
+    file_path: r.file,
+    description: r.doc ?? `tinker-cookbook RL recipe ${r.name}`,
+    config_class: 'CLIConfig',
+    ...NOT_ATROPOS,
+    framework: 'cookbook',
+    recipe: r.name,
+  }));
+  const fromVerifiers = verifiersRecipe === undefined ? [] : environments.map((e): DiscoveredEnvironment => ({
+    name: e.vf_env_id,
+    class_name: 'load_environment',
+    file_path: e.file,
+    description: e.doc ?? `verifiers environment ${e.vf_env_id}`,
+    config_class: 'CLIConfig',
+    ...NOT_ATROPOS,
+    framework: 'cookbook',
+    recipe: verifiersRecipe.name,
+    vf_env_id: e.vf_env_id,
+  }));
+  return [...fromRecipes, ...fromVerifiers];
+}
+
+async function unchanged(stamps: readonly [string, number, number][]): Promise<boolean> {
+  const now = await Promise.all(stamps.map(([path]) => stat(path).catch(() => undefined)));
+  return stamps.every(([, mtime, size], i) => {
+    const s = now[i];
+    return s === undefined ? mtime === -1 : Math.floor(s.mtimeMs) === mtime && s.size === size;
+  });
+}
+
+export class CookbookCatalog {
+  private last?: { stamps: [string, number, number][]; answer: Answer };
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly settings: Settings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The cookbook as installed now; never throws (an interpreter that cannot run is `missing`). */
+  scan(): Promise<CookbookDiscovery> {
+    const next = this.queue.then(() => this.scanNow());
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The recipe that trains a cookbook environment, as last read. */
+  async recipeOf(environment: Pick<DiscoveredEnvironment, 'recipe'>): Promise<CookbookRecipe | undefined> {
+    return (await this.scan()).recipes.find((r) => r.name === environment.recipe);
+  }
+
+  /** A verifiers environment as last read. */
+  async verifiersEnvironment(vfEnvId: string): Promise<VerifiersEnvironment | undefined> {
+    return (await this.scan()).environments.find((e) => e.vf_env_id === vfEnvId);
+  }
+
+  private async scanNow(): Promise<CookbookDiscovery> {
+    this.last ??= await this.loadSaved();
+    if (this.last !== undefined && (await unchanged(this.last.stamps))) return discoveryOf(this.last.answer);
+    const answer = await this.runHelper();
+    if (answer === undefined) return { recipes: [], environments: [], offered: [], missing: `the discovery helper could not run with RL_PYTHON (${this.settings.python}); see server.log` };
+    this.last = { stamps: answer.stamps, answer };
+    await this.save(answer);
+    this.logger.debug({ recipes: answer.recipes.length, environments: answer.environments.length }, 'cookbook discovered');
+    return discoveryOf(answer);
+  }
+
+  /** The answer a server saved for this interpreter (a restarted server runs no Python while nothing changed); a damaged file is no answer. */
+  private async loadSaved(): Promise<{ stamps: Answer['stamps']; answer: Answer } | undefined> {
+    try {
+      const saved = SAVED.parse(JSON.parse(await readFile(cookbookCachePath(this.settings.home), 'utf8')));
+      return saved.python === this.settings.python ? { stamps: saved.answer.stamps, answer: saved.answer } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async save(answer: Answer): Promise<void> {
+    try {
+      const path = cookbookCachePath(this.settings.home);
+      await mkdir(dirname(path), { recursive: true });
+      writeAtomically(path, JSON.stringify({ python: this.settings.python, answer }));
+    } catch (err) {
+      this.logger.warn({ err }, 'could not save the cookbook discovery');
+    }
+  }
+
+  private async runHelper(): Promise<Answer | undefined> {
+    const { execa } = await loadExeca();
+    // The interpreter's own sys.path (site-packages, .pth files, PYTHONPATH) is what a run imports from.
+    const child = await execa(this.settings.python, ['-B', COOKBOOK_DISCOVER_SCRIPT], {
+      env: childEnv(this.settings.processEnv),
+      extendEnv: false,
+      cwd: this.settings.home,
+      stdin: 'ignore',
+      timeout: HELPER_TIMEOUT_MS,
+      reject: false,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const parsed = child.exitCode === 0 ? ANSWER.safeParse(safeJson(child.stdout)) : undefined;
+    if (parsed?.success) return parsed.data;
+    this.logger.warn({ python: this.settings.python, exit_code: child.exitCode, stderr: child.stderr.slice(-2000) }, 'cookbook discovery failed');
+    return undefined;
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * How a tinker-cookbook run starts: one process, `RL_PYTHON -m tinker_cookbook.recipes.<recipe>.train
+ * key=value ...` (chz's argv), in the run's own directory, with log_path inside it and
+ * behavior_if_log_dir_exists=resume always (the default `ask` blocks on stdin whenever the
+ * directory exists, which a resume needs). The config.yaml beside it records what the run trains
+ * with, in the same `env`/`tinker` sections an Atropos run's has, so comparisons read both alike.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { UserError } from '../../../core/errors.js';
+import { RUN_FILES } from '../../../core/files/home.js';
+import type { JsonValue } from '../../../core/json.js';
+import { yaml } from '../../../core/onDemand.js';
+import type { Settings } from '../../../core/settings.js';
+import { cookbookLockedValues } from '../../config/cookbookFields.js';
+import { estimateRun, type RunEstimate, type RunShape } from '../../cost/estimate.js';
+import { lengthsFor } from '../../cost/lengthStore.js';
+import { RL_HOME, TINKER_API_KEY } from '../../setup/hostRequirements.js';
+import type { Requirement } from '../../setup/requirement.js';
+import { startContext } from '../../setup/requirements.js';
+import type { Preflight, RunPlan, RunSelection, StartRequest } from '../framework.js';
+import type { RunNames } from '../registry/record.js';
+
+/** The recipes' own defaults, for a config that leaves a field of the shape unset. */
+const DEFAULTS = { group_size: 4, groups_per_batch: 100, max_tokens: 512, max_steps: 100 } as const;
+
+/** What a JSON value is as Python source: chz reads dict, list and Any fields as Python literals. */
+export function pythonLiteral(value: JsonValue): string {
+  if (value === null) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (typeof value === 'number' || typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(pythonLiteral).join(', ')}]`;
+  return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonLiteral(v)}`).join(', ')}}`;
+}
+
+/** One `key=value` of chz's argv: text as it is, numbers and booleans as Python spells them, containers as literals. */
+export function chzArgument(name: string, value: JsonValue): string {
+  // verifiers_rl json.loads vf_env_args: JSON text, not a Python literal.
+  if (name === 'vf_env_args') return `${name}=${typeof value === 'string' ? value : JSON.stringify(value)}`;
+  if (typeof value === 'string') return `${name}=${value}`;
+  if (typeof value === 'number') return `${name}=${String(value)}`;
+  return `${name}=${pythonLiteral(value)}`;
+}
+
+/** The values a run passes: the selection's set ones, then the operator's locks, then what the server sets. */
+export function recipeValues(settings: Settings, selection: RunSelection, logDir: string): Record<string, JsonValue> {
+  const values: Record<string, JsonValue> = {};
+  for (const [name, value] of Object.entries(selection.values)) if (value !== null) values[name] = value;
+  Object.assign(values, cookbookLockedValues(settings));
+  if (selection.environment.vf_env_id !== undefined) values.vf_env_id = selection.environment.vf_env_id;
+  return { ...values, log_path: logDir, behavior_if_log_dir_exists: 'resume' };
+}
+
+export function recipeCommand(settings: Settings, recipe: string, values: Record<string, JsonValue>): string[] {
+  return [settings.python, '-m', `tinker_cookbook.recipes.${recipe}.train`, ...Object.entries(values).map(([name, value]) => chzArgument(name, value))];
+}
+
+const positive = (v: JsonValue | undefined): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
+
+export function estimateCookbook(settings: Settings, selection: RunSelection): RunEstimate {
+  const values = { ...selection.values, ...cookbookLockedValues(settings) };
+  const unknown: string[] = [];
+  const value = (field: keyof typeof DEFAULTS): number => {
+    const v = positive(values[field]);
+    if (v !== undefined) return v;
+    unknown.push(`${field} is not set: ${DEFAULTS[field]} is assumed`);
+    return DEFAULTS[field];
+  };
+  const groupSize = value('group_size');
+  const model = typeof values.model_name === 'string' ? values.model_name : String(settings.locked.openai.model_name);
+  const shape: RunShape = { model, total_steps: value('max_steps'), batch_size: value('groups_per_batch') * groupSize, group_size: groupSize, max_token_length: value('max_tokens') };
+  unknown.push("the recipe trains min(max_steps, the batches its dataset holds): a smaller dataset costs less; prompts are assumed at most max_tokens long in the high bound");
+  return estimateRun(shape, settings.cost.prices[model], lengthsFor(settings.home, selection.environment.name, model), unknown);
+}
+
+/** Values that would leave the recipe with no rollout to train on. */
+function refuseStallingConfig(values: Record<string, JsonValue>): void {
+  for (const field of ['group_size', 'groups_per_batch'] as const) {
+    const v = values[field];
+    if (typeof v === 'number' && v <= 0) throw new UserError(`${field} is ${v}: a batch would hold no rollout. Set it with rl_edit_config('${field}', ${DEFAULTS[field]}).`, { field, value: v });
+  }
+}
+
+/** The requirements a cookbook start checks, in order: the Tinker key, a writable RL_HOME. */
+const START_REQUIREMENTS: readonly Requirement[] = [TINKER_API_KEY, RL_HOME];
+
+export async function preflightCookbook(request: StartRequest & { othersActive: boolean }): Promise<Preflight> {
+  const { settings, selection, signal } = request;
+  refuseStallingConfig({ ...selection.values, ...cookbookLockedValues(settings) });
+  const ctx = { ...startContext(settings, undefined, signal), useWandb: false };
+  for (const requirement of START_REQUIREMENTS) {
+    if (!requirement.atStart) continue;
+    const outcome = await requirement.evaluate(ctx);
+    if (!outcome.ok) throw new UserError(outcome.message, outcome.hints);
+  }
+  const { recipe, file_path } = selection.environment;
+  if (recipe === undefined || !existsSync(file_path)) {
+    throw new UserError(`The cookbook environment '${selection.environment.name}' is not installed any more (${file_path} is gone). rl_list_environments lists what RL_PYTHON has now; select again.`, { file_path });
+  }
+  return { executables: {} };
+}
+
+export async function planCookbook(request: StartRequest & { preflight: Preflight }): Promise<RunPlan> {
+  const { settings, selection, runId, runDir } = request;
+  const logDir = join(runDir, RUN_FILES.cookbookLogDir);
+  const values = recipeValues(settings, selection, logDir);
+  const configPath = join(runDir, RUN_FILES.config);
+  const runName = `${selection.environment.name}-${runId}`;
+  // metrics.jsonl is the record of a cookbook run: W&B is left off (the recipe's W&B run names no group to find it by).
+  const names: RunNames = { wandb_project: selection.wandbProject, wandb_group: runId, wandb_run_name: runName, trainer_wandb_run_name: runName, wandb_run_suffix: '', wandb_name: runName, use_wandb: false };
+  const { log_path: _log, behavior_if_log_dir_exists: _behavior, ...shown } = values;
+  return {
+    names,
+    // One process that serves nothing: no port of its own.
+    ports: { api: 0, inference: 0 },
+    configPath,
+    commands: { trainer: recipeCommand(settings, selection.environment.recipe!, values) },
+    cwds: { trainer: runDir },
+    shownConfig: shown,
+    estimate: estimateCookbook(settings, selection),
+    write: (redactor) => {
+      const doc = { cookbook: { recipe: selection.environment.recipe!, ...(selection.environment.vf_env_id !== undefined ? { vf_env_id: selection.environment.vf_env_id } : {}), log_path: logDir }, env: shown, tinker: { wandb_run_name: runName } };
+      const text = `# rl-training-mcp run ${runId}: the tinker-cookbook recipe's arguments (its own record is under log_path). No secrets.\n${yaml().stringify(doc)}`;
+      if (redactor.redact(text) !== text) throw new UserError('The run config would contain a secret (a value equals an API key); keys reach the recipe through its environment only.');
+      writeFileSync(configPath, text, { mode: 0o644 });
+    },
+  };
+}

@@ -13,6 +13,8 @@ import { billedUsage, type BillingAnswer } from '../src/runtime/tinker/billing.j
 import { planAction, storageOf, type TinkerCheckpoint } from '../src/runtime/tinker/checkpoints.js';
 import { describePaths, parseTinkerPath, sessionOf, trainingRunIdsOf } from '../src/runtime/tinker/paths.js';
 import { usageOf } from '../src/runtime/tinker/usage.js';
+import { RunUsage } from '../src/runtime/runs/usage.js';
+import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 
 const QWEN: ModelPrice = { prefill: 0.195, sample: 0.6, train: 0.44, as_of: '2026-10-07', source: 'test' };
 const HOUR = 3_600_000;
@@ -138,4 +140,21 @@ test('billing refused for want of the billing-view role: no dollars, the reason,
   const down = usageOf({ ok: false, error: { kind: 'unavailable', status: null, message: 'no answer within 30 s' } }, ['s:train:0'], () => QWEN, NOW);
   assert.match(down.billed.note, /Tinker did not answer \(no answer within 30 s\)/);
   assert.match(down.storage_error!, /Tinker did not answer/);
+});
+
+test('when a run\'s usage is asked again: never asked, asked before the run last ended, or older than the refresh', () => {
+  // Only the settings are read by the rule; nothing is asked.
+  const usage = new RunUsage({ settings: { cost: { billingRefreshSeconds: 300 } } } as never, undefined as never, undefined as never);
+  const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000).toISOString();
+  const run = (checkedMinutesAgo: number | null, endedMinutesAgo: number | null, ids = ['s:train:0']) =>
+    ({ ended_at: endedMinutesAgo === null ? null : at(endedMinutesAgo), ...(checkedMinutesAgo === null ? {} : { tinker: { checked_at: at(checkedMinutesAgo), training_run_ids: ids } }) }) as unknown as RunRecord;
+  const rows: [string, RunRecord, boolean][] = [
+    ['never asked', run(null, null), true],
+    ['asked a minute ago, running', run(1, null), false],
+    ['asked 6 minutes ago, running', run(6, null), true],
+    ['asked a minute ago, no checkpoint then (30 s)', run(1, null, []), true],
+    ['asked 2 minutes ago, ended a minute ago: its last checkpoints came after', run(2, 1), true],
+    ['asked a minute ago, ended 2 minutes ago', run(1, 2), false],
+  ];
+  for (const [name, record, due] of rows) assert.equal(usage.due(record, NOW), due, name);
 });

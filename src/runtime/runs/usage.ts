@@ -33,10 +33,14 @@ export class RunUsage {
     private readonly store: RunStore,
   ) {}
 
-  /** Never asked, or asked longer ago than RL_BILLING_REFRESH_SECONDS (30 s while the run had no checkpoint). */
+  /**
+   * Never asked, asked before the run last ended (its last checkpoints came after), or asked longer
+   * ago than RL_BILLING_REFRESH_SECONDS (30 s while the run had no checkpoint).
+   */
   due(record: RunRecord, nowMs = Date.now()): boolean {
     const { tinker } = record;
     const checked = Date.parse(tinker?.checked_at ?? '');
+    if (record.ended_at && checked < Date.parse(record.ended_at)) return true;
     const refresh = this.core.settings.cost.billingRefreshSeconds;
     const wait = tinker?.training_run_ids.length === 0 ? Math.min(refresh, BEFORE_CHECKPOINTS_SECONDS) : refresh;
     return !(nowMs - checked < wait * 1000);

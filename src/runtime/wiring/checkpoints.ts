@@ -87,7 +87,10 @@ async function runCheckpoints(runtime: Runtime, runId: string): Promise<{ record
     throw new UserError(`Run '${runId}' has saved no Tinker checkpoint yet (its tinker:// paths name its Tinker training run). Wait for its first step (rl_wait_for_run until: "step").`, { run_id: runId });
   }
   const answer = await runtime.tinker.ask('checkpoints', { training_run_ids: ids }, CHECKPOINTS_ANSWER, { timeoutSeconds: 60 });
-  return { record, checkpoints: inOrder(tinkerOrRefuse(answer, "list the run's checkpoints on Tinker").checkpoints) };
+  const checkpoints = inOrder(tinkerOrRefuse(answer, "list the run's checkpoints on Tinker").checkpoints);
+  // The storage a run holds, as Tinker just said it: rl_get_results shows this until its next question.
+  runtime.runs.usage.recordStorage(runId, checkpoints);
+  return { record, checkpoints };
 }
 
 function totals(runId: string, action: CheckpointsRequest['action'], checkpoints: readonly TinkerCheckpoint[]) {

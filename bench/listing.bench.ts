@@ -5,9 +5,7 @@
  * and a first start with no index at all. Baseline from the same run: parsing every run.json, as
  * `RunStore.list()` does, which the listing did once per call (and the registry scan at start-up).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,13 +30,13 @@ interface Served {
 /** A server process's services and an MCP client on them, as a restarted server would be. */
 async function serve(home: string): Promise<Served> {
   const runtime = new Runtime(loadSettings({ PATH: process.env.PATH, HOME: process.env.HOME, RL_HOME: home, LOG_LEVEL: 'warn' }));
-  const server = createServer(runtime);
+  const { server } = createServer(runtime);
   const client = new Client({ name: 'bench', version: '0.0.0' });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await Promise.all([client.connect(clientSide), server.connect(serverSide)]);
   return {
     async list(args) {
-      const result = (await client.callTool({ name: 'rl_list_runs', arguments: args })) as CallToolResult;
+      const result = await client.callTool({ name: 'rl_list_runs', arguments: args });
       if (result.isError) throw new Error(JSON.stringify(result.content));
       return result.structuredContent as Record<string, any>;
     },

@@ -4,8 +4,8 @@
  * < 50 ms and < 20 MiB. Baseline from the same run: reading the whole file with fs.readFile
  * (what a naive tail does), 1 GiB when free memory allows, else the first 100 MiB.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { freemem, tmpdir } from 'node:os';

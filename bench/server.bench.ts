@@ -1,11 +1,15 @@
 /**
  * The server's start and its tool list, side by side with the reference server
- * @modelcontextprotocol/server-filesystem (a dev dependency) measured in the same run, the two
- * started alternately:
- * - cold start: spawn to the answer of the first tools/list (initialize first), spoken as raw
- *   JSON-RPC lines so only the server's time is in it;
+ * @modelcontextprotocol/server-filesystem (a dev dependency) measured in the same run, the servers
+ * started in turn:
+ * - cold start: spawn to the answer of the first tools/list (after initialize, or 2026-07-28's
+ *   server/discover), spoken as raw JSON-RPC lines so only the server's time is in it;
  * - spawn to the answer of a first tools/call right after: what loads after the tool list is sent
  *   (src/server/frontDoor.ts) is paid here;
+ * - each also as CPU time (all the process's threads, from /proc/<pid>/task/<tid>/schedstat): the
+ *   machine is shared, and CPU time moves less than wall time when others load it;
+ * - ours with the front door (a 2025 and a 2026-07-28 opening) and without it (the same build
+ *   without dist/handshake.json, so everything goes to the SDK);
  * - idle RSS once started;
  * - tools/list answered on a warm connection (server time plus one pipe round trip);
  * - the SDK Client's listTools() on a warm connection: what a client pays, compiling each
@@ -14,15 +18,15 @@
  * (without the NODE_EXTRA_CA_CERTS a developer's shell may set, which Node reads at start).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { DIST_ENTRY } from '../test/helpers/tmp.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { DIST_ENTRY, REPO_ROOT } from '../test/helpers/tmp.js';
 import type { BenchFigure } from './run.js';
 
 const RUNS = 7;
@@ -33,6 +37,23 @@ interface Target {
   args: string[];
   /** A cheap tool call: the first useful answer after start. */
   call: { name: string; arguments: Record<string, unknown> };
+  /** The client's generation: initialize (2025) or server/discover with an envelope on every request (2026-07-28). */
+  opening: 'initialize' | 'discover';
+}
+
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+/** CPU time the process has used so far, all threads, in ms. */
+function cpuMs(pid: number): number {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return ns / 1e6;
 }
 
 function median(values: number[]): number {
@@ -81,40 +102,54 @@ class RawSession {
   }
 }
 
-async function coldStart(target: Target, env: Record<string, string>): Promise<{ ms: number; rssMiB: number; warmMs: number; bytes: number }> {
+interface Start {
+  listMs: number;
+  listCpuMs: number;
+  callMs: number;
+  callCpuMs: number;
+  rssMiB: number;
+  warmMs: number;
+  bytes: number;
+}
+
+/** One start: spawn -> (initialize | server/discover) -> tools/list -> tools/call, then idle RSS and warm lists. */
+async function start(target: Target, env: Record<string, string>): Promise<Start> {
   const started = performance.now();
   const child = spawn(process.execPath, target.args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
   const session = new RawSession(child);
-  await session.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } });
-  session.notify('notifications/initialized');
-  const answer = await session.request('tools/list');
-  const ms = performance.now() - started;
-  // Idle: give it a moment to finish whatever start-up work runs after the first answer.
+  const modern = target.opening === 'discover';
+  const params = (p: object = {}): object => (modern ? { ...p, _meta: ENVELOPE } : p);
+  if (modern) await session.request('server/discover', params());
+  else {
+    await session.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } });
+    session.notify('notifications/initialized');
+  }
+  const answer = await session.request('tools/list', params());
+  const listMs = performance.now() - started;
+  const listCpuMs = cpuMs(child.pid!);
+  const called = await session.request('tools/call', params(target.call));
+  const callMs = performance.now() - started;
+  const callCpuMs = cpuMs(child.pid!);
+  if (!called.includes('"result"') || called.includes('"isError":true')) throw new Error(`${target.name}: the first call failed: ${called.slice(0, 300)}`);
+  // Idle: give it a moment to finish whatever start-up work runs after the first answers.
   await new Promise((r) => setTimeout(r, 500));
   const rssMiB = rss(child.pid!);
   const warm: number[] = [];
   for (let i = 0; i < WARM_CALLS; i++) {
     const t = performance.now();
-    await session.request('tools/list');
+    await session.request('tools/list', params());
     warm.push(performance.now() - t);
   }
   child.kill('SIGKILL');
-  return { ms, rssMiB, warmMs: median(warm), bytes: Buffer.byteLength(answer) };
+  return { listMs, listCpuMs, callMs, callCpuMs, rssMiB, warmMs: median(warm), bytes: Buffer.byteLength(answer) };
 }
 
-/** Spawn to the answer of a first tools/call right after the tool list: start-up work deferred past tools/list shows here. */
-async function firstCall(target: Target, env: Record<string, string>): Promise<number> {
-  const started = performance.now();
-  const child = spawn(process.execPath, target.args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
-  const session = new RawSession(child);
-  await session.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } });
-  session.notify('notifications/initialized');
-  await session.request('tools/list');
-  const answer = await session.request('tools/call', target.call);
-  const ms = performance.now() - started;
-  child.kill('SIGKILL');
-  if (!answer.includes('"result"') || answer.includes('"isError":true')) throw new Error(`${target.name}: the first call failed: ${answer.slice(0, 300)}`);
-  return ms;
+/** A copy of the build without its recorded answers: the front door answers nothing, everything goes to the SDK at once. */
+function buildWithoutFrontDoor(dir: string): string {
+  for (const entry of ['package.json', 'dist', 'python', 'examples', 'ui']) cpSync(join(REPO_ROOT, entry), join(dir, entry), { recursive: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
+  rmSync(join(dir, 'dist', 'handshake.json'));
+  return join(dir, 'dist', 'index.js');
 }
 
 async function clientListTools(target: Target, env: Record<string, string>): Promise<{ firstMs: number; warmMs: number }> {
@@ -151,53 +186,61 @@ export default async function serverBench(): Promise<BenchFigure[]> {
   const home = mkdtempSync(join(tmpdir(), 'rlmcp-bench-server-'));
   try {
     const env = { PATH: process.env.PATH ?? '', HOME: home, RL_HOME: join(home, 'rl_training'), LOG_LEVEL: 'error' };
-    const ours: Target = { name: 'rl-training-mcp', args: [DIST_ENTRY], call: { name: 'rl_list_runs', arguments: {} } };
-    const reference: Target = { name: 'server-filesystem', args: [referenceServer(), home], call: { name: 'list_allowed_directories', arguments: {} } };
-    const runs = { ours: [] as Awaited<ReturnType<typeof coldStart>>[], reference: [] as Awaited<ReturnType<typeof coldStart>>[], bare: [] as Awaited<ReturnType<typeof bareNode>>[] };
-    const calls = { ours: [] as number[], reference: [] as number[] };
+    const call = { name: 'rl_list_runs', arguments: {} };
+    const ours: Target = { name: 'rl-training-mcp', args: [DIST_ENTRY], call, opening: 'initialize' };
+    const targets: Target[] = [
+      ours,
+      { name: 'rl-training-mcp, 2026-07-28 opening', args: [DIST_ENTRY], call, opening: 'discover' },
+      { name: 'rl-training-mcp without the front door', args: [buildWithoutFrontDoor(join(home, 'no-front-door'))], call, opening: 'initialize' },
+      { name: 'rl-training-mcp without the front door, 2026-07-28 opening', args: [join(home, 'no-front-door', 'dist', 'index.js')], call, opening: 'discover' },
+    ];
+    const reference: Target = { name: 'server-filesystem', args: [referenceServer(), home], call: { name: 'list_allowed_directories', arguments: {} }, opening: 'initialize' };
+    const starts = new Map<Target, Start[]>([...targets, reference].map((t) => [t, []]));
+    const bare: Awaited<ReturnType<typeof bareNode>>[] = [];
     for (let i = 0; i < RUNS; i++) {
-      runs.ours.push(await coldStart(ours, env));
-      runs.reference.push(await coldStart(reference, env));
-      runs.bare.push(await bareNode(env));
-      calls.ours.push(await firstCall(ours, env));
-      calls.reference.push(await firstCall(reference, env));
+      for (const target of [...targets, reference]) starts.get(target)!.push(await start(target, env));
+      bare.push(await bareNode(env));
     }
     const oursClient = await clientListTools(ours, env);
     const referenceClient = await clientListTools(reference, env);
-    const med = <T>(list: T[], pick: (x: T) => number): number => median(list.map(pick));
+    const med = (target: Target, pick: (s: Start) => number): number => median(starts.get(target)!.map(pick));
     const ref = (name: string, value: number, unit: string) => ({ name: `server-filesystem ${name}`, value, unit });
-    const coldOurs = med(runs.ours, (r) => r.ms);
-    const coldRef = med(runs.reference, (r) => r.ms);
-    return [
+    const ratio = (target: Target, pick: (s: Start) => number): string => (med(target, pick) / med(reference, pick)).toFixed(2);
+    const bareMs = median(bare.map((b) => b.ms));
+    const startFigures = targets.flatMap((target): BenchFigure[] => [
       {
-        name: `cold start: spawn to the tools/list answer (median of ${RUNS})`,
-        value: coldOurs,
+        name: `${target.name}: spawn to the tools/list answer (median of ${RUNS})`,
+        value: med(target, (s) => s.listMs),
         unit: 'ms',
-        baseline: ref('cold start', coldRef, 'ms'),
+        baseline: ref('cold start', med(reference, (s) => s.listMs), 'ms'),
         target: '<= 0.5x server-filesystem',
-        note: `ratio ${(coldOurs / coldRef).toFixed(2)}; bare node process to first output: ${med(runs.bare, (b) => b.ms).toFixed(0)} ms`,
+        note: `ratio ${ratio(target, (s) => s.listMs)}; CPU ${med(target, (s) => s.listCpuMs).toFixed(0)} ms vs ${med(reference, (s) => s.listCpuMs).toFixed(0)} ms (ratio ${ratio(target, (s) => s.listCpuMs)}); bare node process to first output: ${bareMs.toFixed(0)} ms`,
       },
       {
-        name: `spawn to the answer of a first tools/call after the list (median of ${RUNS})`,
-        value: median(calls.ours),
+        name: `${target.name}: spawn to the answer of a first tools/call right after the list (median of ${RUNS})`,
+        value: med(target, (s) => s.callMs),
         unit: 'ms',
-        baseline: ref('first tools/call', median(calls.reference), 'ms'),
-        note: 'ours: rl_list_runs, whose answer waits for the SDK, the runtime and the tool modules to load; theirs: list_allowed_directories',
+        baseline: ref('first tools/call', med(reference, (s) => s.callMs), 'ms'),
+        target: '<= 0.5x server-filesystem',
+        note: `ratio ${ratio(target, (s) => s.callMs)}; CPU ${med(target, (s) => s.callCpuMs).toFixed(0)} ms vs ${med(reference, (s) => s.callCpuMs).toFixed(0)} ms (ratio ${ratio(target, (s) => s.callCpuMs)}); ours: rl_list_runs, theirs: list_allowed_directories`,
       },
+    ]);
+    return [
+      ...startFigures,
       {
-        name: 'idle RSS after start',
-        value: med(runs.ours, (r) => r.rssMiB),
+        name: 'idle RSS after start and a first call',
+        value: med(ours, (s) => s.rssMiB),
         unit: 'MiB',
-        baseline: ref('idle RSS', med(runs.reference, (r) => r.rssMiB), 'MiB'),
+        baseline: ref('idle RSS', med(reference, (s) => s.rssMiB), 'MiB'),
         target: '< server-filesystem',
-        note: `bare node process: ${med(runs.bare, (b) => b.rssMiB).toFixed(1)} MiB`,
+        note: `bare node process: ${median(bare.map((b) => b.rssMiB)).toFixed(1)} MiB`,
       },
       {
         name: `tools/list, warm connection (median of ${WARM_CALLS})`,
-        value: med(runs.ours, (r) => r.warmMs),
+        value: med(ours, (s) => s.warmMs),
         unit: 'ms',
-        baseline: ref('tools/list, warm', med(runs.reference, (r) => r.warmMs), 'ms'),
-        note: `answer ${(runs.ours[0]!.bytes / 1024).toFixed(1)} KiB vs ${(runs.reference[0]!.bytes / 1024).toFixed(1)} KiB`,
+        baseline: ref('tools/list, warm', med(reference, (s) => s.warmMs), 'ms'),
+        note: `answer ${(starts.get(ours)![0]!.bytes / 1024).toFixed(1)} KiB vs ${(starts.get(reference)![0]!.bytes / 1024).toFixed(1)} KiB`,
       },
       {
         name: `SDK Client listTools(), warm connection (median of ${WARM_CALLS})`,

@@ -1,11 +1,12 @@
 """Runs tinker-atropos' launch_training.py with its inference server on a port the server chose.
 
-Usage: run_trainer.py --port PORT LAUNCH_TRAINING.py [its arguments...]
+Usage: run_trainer.py --port PORT [--host HOST] LAUNCH_TRAINING.py [its arguments...]
 
 Upstream's trainer starts its inference server with `uvicorn.run(app, host="0.0.0.0", port=8001)`
 (a fork reads the port from its config instead), so two runs on one host would fight over 8001.
 Every variant goes through `uvicorn.run`, looked up when the server thread starts: replacing it
-before the script runs moves the server to PORT on 127.0.0.1 without changing the checkout. The
+before the script runs moves the server to PORT on HOST (127.0.0.1 unless given: a run on a Slurm
+node is probed from the server's host, so it listens on 0.0.0.0) without changing the checkout. The
 script then runs as `python launch_training.py` would run it: its own folder first on sys.path,
 argv as given, `__main__` as its name. The "port 8001" line it prints stays; the port is PORT.
 
@@ -18,7 +19,7 @@ import runpy
 import sys
 
 
-def move_server(port):
+def move_server(port, host):
     try:
         import uvicorn
     except ImportError:
@@ -27,10 +28,10 @@ def move_server(port):
     original = uvicorn.run
 
     def run(app, *args, **kwargs):
-        kwargs["host"] = "127.0.0.1"
+        kwargs["host"] = host
         kwargs["port"] = port
         kwargs["access_log"] = False
-        print(f"run_trainer: inference server on 127.0.0.1:{port}, access log off", flush=True)
+        print(f"run_trainer: inference server on {host}:{port}, access log off", flush=True)
         return original(app, *args, **kwargs)
 
     uvicorn.run = run
@@ -41,10 +42,14 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     port = int(sys.argv[2])
-    script = os.path.abspath(sys.argv[3])
-    sys.argv = [script] + sys.argv[4:]
+    rest = sys.argv[3:]
+    host = "127.0.0.1"
+    if rest[:1] == ["--host"] and len(rest) >= 3:
+        host, rest = rest[1], rest[2:]
+    script = os.path.abspath(rest[0])
+    sys.argv = [script] + rest[1:]
     sys.path[0] = os.path.dirname(script)
-    move_server(port)
+    move_server(port, host)
     runpy.run_path(script, run_name="__main__")
     return 0
 

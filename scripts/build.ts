@@ -7,8 +7,6 @@
  * What the bundle leaves out, and why:
  * - execa and yaml: loaded on first use from the installed dependencies (src/core/onDemand.ts),
  *   so a start does not compile them;
- * - Ajv, zod v3 and zod-to-json-schema, which the SDK imports and this server does not use at
- *   start: required when first used (sdkOnDemand below);
  * - zod's translations of its error messages into other languages: the server speaks English
  *   (zod's default); the other locales were a third of zod's code.
  * CommonJS dependencies call `require` for Node's own modules, which an ES module does not
@@ -23,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist');
@@ -36,36 +34,6 @@ const englishOnly: Plugin = {
       /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: 'zod-en' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: dirname(args.path) }));
-  },
-};
-
-/**
- * Parts of the SDK this server does not use at start, each replaced in the bundle by a stand-in
- * that requires the real one (from the installed SDK or zod, whose own dependencies they are) on
- * first use:
- * - the Ajv validator (with Ajv and its formats), imported statically by the SDK's Server, used
- *   here only to check answers to elicitations (src/server/server.ts builds it on first use);
- * - zod-to-json-schema (a dependency of the SDK, so required from there) and zod v3, which
- *   McpServer uses for tools declared with zod v3: this server lists its tools itself
- *   (src/tools/catalog.ts).
- * Each stand-in is `[what it replaces (resolved path), its code]`.
- */
-const requireLazily = (id: string, body: string, from?: string): string => {
-  const require = from ? `createRequire(createRequire(import.meta.url).resolve(${JSON.stringify(from)}))` : 'createRequire(import.meta.url)';
-  return `import { createRequire } from 'node:module';\nconst real = () => ${require}(${JSON.stringify(id)});\n${body}`;
-};
-const onDemand: Array<[RegExp, string]> = [
-  [/[\\/]sdk[\\/]dist[\\/]esm[\\/]validation[\\/]ajv-provider\.js$/, requireLazily('@modelcontextprotocol/sdk/validation/ajv', 'export class AjvJsonSchemaValidator { constructor(ajv) { return new (real().AjvJsonSchemaValidator)(ajv); } }')],
-  [/[\\/]zod-to-json-schema[\\/]dist[\\/]esm[\\/]index\.js$/, requireLazily('zod-to-json-schema', 'export const zodToJsonSchema = (...args) => real().zodToJsonSchema(...args);', '@modelcontextprotocol/sdk/server')],
-  [/[\\/]zod[\\/]v3[\\/]index\.js$/, requireLazily('zod/v3', 'export const object = (shape) => real().object(shape);')],
-];
-const sdkOnDemand: Plugin = {
-  name: 'sdk-on-demand',
-  setup(b) {
-    b.onLoad({ filter: /\.js$/ }, (args) => {
-      const stand = onDemand.find(([path]) => path.test(args.path));
-      return stand && { contents: stand[1], resolveDir: root };
-    });
   },
 };
 
@@ -89,7 +57,7 @@ const result = await build({
   sourcemap: 'linked',
   legalComments: 'none',
   external: ['execa', 'yaml'],
-  plugins: [englishOnly, sdkOnDemand],
+  plugins: [englishOnly],
   banner: { js: "import { createRequire as __rlCreateRequire } from 'node:module';\nconst require = __rlCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   write: false,
@@ -110,28 +78,51 @@ for (const name of readdirSync(outdir)) {
   if (!written.has(join(outdir, name))) rmSync(join(outdir, name), { recursive: true, force: true });
 }
 
-/**
- * dist/handshake.json: the initialize answer of the server just built, as its SDK gives it (no
- * handshake.json exists while it runs, so the SDK answers), with the SDK's protocol versions. The
- * front door (src/server/frontDoor.ts) answers a start's initialize from it before the SDK is loaded.
- */
-async function recordHandshake(): Promise<string> {
+/** The 2026-07-28 version this build's SDK speaks beside the 2025 ones, and the envelope a request of it carries. */
+const MODERN_VERSION = '2026-07-28';
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientInfo': { name: 'build', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+/** Asks the built server (no handshake.json exists while it runs, so its SDK answers) each request in turn; the results. */
+async function askBuiltServer(requests: Array<{ method: string; params: object }>): Promise<Array<Record<string, unknown>>> {
   const home = mkdtempSync(join(tmpdir(), 'rl-build-handshake-'));
   const child = spawn(process.execPath, [join(outdir, 'index.js')], { env: { PATH: process.env.PATH ?? '', HOME: home, RL_HOME: join(home, 'rl'), LOG_LEVEL: 'error' }, stdio: ['pipe', 'pipe', 'inherit'] });
   try {
-    const answered = new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout }).once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`the built server exited (${code}) before answering initialize`)));
-    });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'build', version: '0' } } })}\n`);
-    const { result } = JSON.parse(await answered) as { result: { protocolVersion: string } & Record<string, unknown> };
-    if (result?.protocolVersion !== LATEST_PROTOCOL_VERSION) throw new Error(`unexpected initialize answer: ${JSON.stringify(result)}`);
-    const { protocolVersion: _negotiated, ...answer } = result;
-    return JSON.stringify({ tool_list_sha256: toolListHash(toolList), supported_versions: SUPPORTED_PROTOCOL_VERSIONS, latest_version: LATEST_PROTOCOL_VERSION, result: answer });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the built server exited (${code}) before answering`))));
+    const results: Array<Record<string, unknown>> = [];
+    for (const [i, request] of requests.entries()) {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: i + 1, ...request })}\n`);
+      const { value } = await Promise.race([lines.next(), exited]);
+      const answer = JSON.parse(value as string) as { result?: Record<string, unknown> };
+      if (answer.result === undefined) throw new Error(`the built server refused ${request.method}: ${String(value)}`);
+      results.push(answer.result);
+    }
+    return results;
   } finally {
     child.kill('SIGKILL');
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/**
+ * dist/handshake.json: the first answers of the server just built, as its SDK gives them, with the
+ * SDK's protocol versions: the 2025 initialize answer, and for 2026-07-28 the server/discover answer
+ * and the fields a tools/list answer carries beside the tools. The front door
+ * (src/server/frontDoor.ts) answers a start's first requests from it before the SDK is loaded.
+ */
+async function recordHandshake(): Promise<string> {
+  const [init] = await askBuiltServer([{ method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'build', version: '0' } } }]);
+  if (init!.protocolVersion !== LATEST_PROTOCOL_VERSION) throw new Error(`unexpected initialize answer: ${JSON.stringify(init)}`);
+  const { protocolVersion: _negotiated, ...answer } = init!;
+  const [discover, list] = await askBuiltServer([
+    { method: 'server/discover', params: { _meta: ENVELOPE } },
+    { method: 'tools/list', params: { _meta: ENVELOPE } },
+  ]);
+  const versions = discover!.supportedVersions as string[];
+  if (!versions.includes(MODERN_VERSION)) throw new Error(`the built server does not speak ${MODERN_VERSION}: ${JSON.stringify(discover)}`);
+  const { tools: _tools, ...listFields } = list!;
+  const modern = { versions, discover, list: listFields };
+  return JSON.stringify({ tool_list_sha256: toolListHash(toolList), supported_versions: SUPPORTED_PROTOCOL_VERSIONS, latest_version: LATEST_PROTOCOL_VERSION, result: answer, modern });
 }
 const handshake = join(outdir, 'handshake.json');
 writeFileSync(`${handshake}.${process.pid}.tmp`, await recordHandshake());

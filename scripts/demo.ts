@@ -14,9 +14,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { stringify } from 'yaml';
 import { gsm8kSolver } from '../test/fakes/gsm8kAnswers.js';
 import { startFakeOpenAI } from '../test/fakes/openaiServer.js';
@@ -216,7 +215,7 @@ async function main(): Promise<void> {
     };
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [DIST_ENTRY], env, stderr: 'ignore' }));
     const call = async (name: string, args: Record<string, unknown> = {}): Promise<{ isError: boolean; json: any }> => {
-      const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      const result = await client.callTool({ name, arguments: args });
       const text = result.content.find((c) => c.type === 'text');
       return { isError: result.isError === true, json: JSON.parse(text && text.type === 'text' ? text.text : '{}') };
     };

@@ -6,6 +6,9 @@
  * eval results read back.
  */
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
 import { test } from 'node:test';
 import { cookbookLockedValues } from '../src/runtime/config/cookbookFields.js';
 import { spendOf, type CostPlan } from '../src/runtime/cost/spend.js';
@@ -18,7 +21,9 @@ import { resumePointOf } from '../src/runtime/runs/cookbook/resume.js';
 import { firstCause, trainerReadiness, verdictOf } from '../src/runtime/runs/cookbook/rules.js';
 import { chzArgument, pythonLiteral } from '../src/runtime/runs/cookbook/start.js';
 import type { RunRecord } from '../src/runtime/runs/registry/record.js';
-import { resumedRecord, resumeRefusal } from '../src/runtime/runs/resume.js';
+import { resumedRecord, resumeRefusal, resumeRun } from '../src/runtime/runs/resume.js';
+import { placementOf } from '../src/runtime/runs/placements.js';
+import { RunStore } from '../src/runtime/runs/registry/store.js';
 import { assessHealth } from '../src/runtime/runs/watching/health.js';
 import { loadSettings } from '../src/runtime/config/settings.js';
 import { writeFailedCookbookRun } from './helpers/registry.js';
@@ -223,4 +228,16 @@ test("verifiers' eval results: rollouts grouped by example; every rollout failin
     ['ModelError(InternalServerError())', 'endpoint_error'],
   ];
   for (const [error, kind] of rows) assert.equal(vfRowsFailure([row(0, 0, error)], ctx)?.kind, kind, error);
+});
+
+test('resume: a run placed on Slurm is refused with the way forward, its record untouched; a local one passes that check', async () => {
+  const home = tempDir('rlmcp-home-');
+  const settings = loadSettings({ RL_HOME: home });
+  const store = new RunStore(home);
+  const ctx = { settings, logger: pino({ level: 'silent' }), store, activeRuns: () => [], supervise: () => assert.fail('nothing is supervised') };
+  const onSlurm = { ...writeFailedCookbookRun(home, 'abcd0003', ['python', '-m', 'recipe']), placement: 'slurm' as const, slurm_job_id: '17' };
+  writeFileSync(join(home, 'runs', 'abcd0003', 'run.json'), JSON.stringify(onSlurm));
+  await assert.rejects(resumeRun(ctx, 'abcd0003'), /placed on Slurm cannot be resumed in place yet: its job ended with it\. Start a new run/);
+  assert.deepEqual(JSON.parse(readFileSync(join(home, 'runs', 'abcd0003', 'run.json'), 'utf8')), onSlurm);
+  assert.equal(placementOf(writeFailedCookbookRun(home, 'abcd0004', ['python']), settings).resumeRefusal, undefined);
 });

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test, type TestContext } from 'node:test';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { saveMeasuredRollouts } from '../src/runtime/cost/lengthStore.js';
 import { connectInMemory } from './helpers/client.js';
 import { KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
@@ -150,7 +149,7 @@ test('over RL_CONFIRM_ABOVE_USD: a client that declines starts nothing, one that
   const asking = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0' }, capabilities: { elicitation: {} } });
   const questions: string[] = [];
   let reply: 'decline' | 'accept' = 'decline';
-  asking.client.setRequestHandler(ElicitRequestSchema, (request) => {
+  asking.client.setRequestHandler('elicitation/create', (request) => {
     questions.push(request.params.message);
     return reply === 'accept' ? { action: 'accept', content: { start: true } } : { action: 'decline' };
   });

@@ -1,17 +1,21 @@
 /**
  * The dashboard view drawn by a real browser (Debian's Chromium, headless, driven by
- * playwright-core; its own browser download is never used). A minimal host page speaks the MCP
- * Apps bridge with the view, which runs in a sandboxed iframe under the default content security
- * policy, and forwards its tools/call to the real server through the SDK client. A fake run with
- * fake W&B history: the reward curve has one point per history row, the process states and the
- * health verdict are shown, the host's themes apply, a torn-down view stops asking, and the
- * view's poll stops once the run has ended. Screenshots go to test-artifacts/.
+ * playwright-core; its own browser download is never used). The host page is ext-apps' own host
+ * side: `AppBridge` from @modelcontextprotocol/ext-apps (bundled for the page here), which checks
+ * every message of the view against the MCP Apps schemas, so the view's hand-written bridge is
+ * proved against the reference implementation. The view runs in a sandboxed iframe under the
+ * default content security policy; the host forwards its tools/call to the real server through
+ * the SDK client. A fake run with fake W&B history: the reward curve has one point per history
+ * row, the process states and the health verdict are shown, the host's themes apply, a torn-down
+ * view stops asking, and the view's poll stops once the run has ended. Screenshots go to
+ * test-artifacts/.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { build } from 'esbuild';
 import { chromium, type Frame, type Page } from 'playwright-core';
 import { DASHBOARD_POLL_SECONDS } from '../src/runtime/wiring/dashboard.js';
 import { DASHBOARD_HTML } from '../src/core/files/paths.js';
@@ -26,29 +30,30 @@ const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 /** What a host must apply when the resource declares no `_meta.ui.csp`. */
 const DEFAULT_CSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' data:; connect-src 'none';";
 
-/** The host side of the bridge: one view per iframe, its tools/call sent to `hostCallTool`. */
-const HOST_PAGE = `<!doctype html><html><head><style>body{margin:0;background:#fff}iframe{border:0;width:100%;display:block;height:200px}</style></head>
-<body><iframe id="a" sandbox="allow-scripts"></iframe><iframe id="b" sandbox="allow-scripts"></iframe><script>
+/**
+ * The host side, for the browser: one AppBridge per iframe (no MCP client in the page: its
+ * tools/call go to `hostCallTool`, which the test provides), connected before the view loads.
+ */
+const HOST_SCRIPT = `import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
 window.hostViews = {};
-window.connectView = (viewId, html, toolInput, toolResult) => {
+window.connectView = async (viewId, html, toolInput, toolResult) => {
   const frame = document.getElementById(viewId);
-  const send = (msg) => frame.contentWindow.postMessage(Object.assign({ jsonrpc: '2.0' }, msg), '*');
-  const view = { send, nextId: 1000, pending: new Map() };
-  view.request = (method, params) => new Promise((resolve) => { const id = view.nextId++; view.pending.set(id, resolve); send({ id, method, params }); });
-  window.addEventListener('message', async (e) => {
-    if (e.source !== frame.contentWindow || !e.data || e.data.jsonrpc !== '2.0') return;
-    const m = e.data;
-    if (m.method === undefined) { const done = view.pending.get(m.id); if (done) { view.pending.delete(m.id); done(m); } return; }
-    if (m.method === 'ui/initialize') send({ id: m.id, result: { protocolVersion: '2026-01-26', hostInfo: { name: 'test-host', version: '0.0.0' }, hostCapabilities: { serverTools: {}, openLinks: {} }, hostContext: { theme: 'light', displayMode: 'inline', containerDimensions: { maxHeight: 6000 } } } });
-    else if (m.method === 'ui/notifications/initialized') { send({ method: 'ui/notifications/tool-input', params: { arguments: toolInput } }); send({ method: 'ui/notifications/tool-result', params: toolResult }); }
-    else if (m.method === 'tools/call') { try { send({ id: m.id, result: await window.hostCallTool(viewId, m.params.name, m.params.arguments) }); } catch (err) { send({ id: m.id, error: { code: -32000, message: String(err && err.message || err) } }); } }
-    else if (m.method === 'ui/notifications/size-changed') frame.style.height = m.params.height + 'px';
-    else if (m.id !== undefined) send({ id: m.id, error: { code: -32601, message: 'Method not found' } });
-  });
-  window.hostViews[viewId] = view;
+  const hostContext = { theme: 'light', displayMode: 'inline', containerDimensions: { maxHeight: 6000 } };
+  const bridge = new AppBridge(null, { name: 'test-host', version: '0.0.0' }, { serverTools: {}, openLinks: {} }, { hostContext });
+  bridge.oncalltool = (params) => window.hostCallTool(viewId, params.name, params.arguments ?? {});
+  bridge.onsizechange = ({ height }) => { if (height !== undefined) frame.style.height = height + 'px'; };
+  bridge.oninitialized = () => { void bridge.sendToolInput({ arguments: toolInput }); void bridge.sendToolResult(toolResult); };
+  window.hostViews[viewId] = bridge;
+  await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
   frame.srcdoc = html;
-};
-</script></body></html>`;
+};`;
+
+async function hostPage(): Promise<string> {
+  const bundled = await build({ stdin: { contents: HOST_SCRIPT, resolveDir: REPO_ROOT, loader: 'js' }, bundle: true, format: 'esm', platform: 'browser', target: 'es2022', minify: true, write: false, logLevel: 'error' });
+  const script = bundled.outputFiles[0]!.text.replace(/<\/script/gi, '<\\/script');
+  return `<!doctype html><html><head><style>body{margin:0;background:#fff}iframe{border:0;width:100%;display:block;height:200px}</style></head>
+<body><iframe id="a" sandbox="allow-scripts"></iframe><iframe id="b" sandbox="allow-scripts"></iframe><script type="module">${script}</script></body></html>`;
+}
 
 interface SnapshotCall {
   view: string;
@@ -72,6 +77,7 @@ async function viewFrame(page: Page, id: string): Promise<Frame> {
 
 test('the dashboard in Chromium: W&B curves, processes, health, themes; its poll stops after teardown and after the run ends', { timeout: 120_000 }, async (t) => {
   assert.ok(existsSync(CHROMIUM), `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`);
+  const host = await hostPage();
   const wandb = await FakeWandb.start({ apiKey: WANDB_KEY });
   t.after(() => wandb.close());
   const h = await runServer(t, {
@@ -79,7 +85,8 @@ test('the dashboard in Chromium: W&B curves, processes, health, themes; its poll
     lockedEnv: { use_wandb: true, total_steps: 5 },
     env: { WANDB_API_KEY: WANDB_KEY, WANDB_BASE_URL: wandb.url },
   });
-  h.install.trainerControl({ step_seconds: 1.5 });
+  // Steps long enough that the views see the run active on a loaded machine (the host page's bridge checks every message).
+  h.install.trainerControl({ step_seconds: 3 });
   const runId = await startRun(h);
   const run = h.runtime.runs.get(runId) as { wandb_project: string; trainer_wandb_run_name: string; wandb_name: string };
   const rewards = [0.12, 0.18, 0.31, 0.29, 0.44, 0.52, 0.61];
@@ -117,7 +124,8 @@ test('the dashboard in Chromium: W&B curves, processes, health, themes; its poll
     if (name === 'rl_dashboard_snapshot') calls.push({ view, active: (result.structuredContent as { active: boolean }).active });
     return result;
   });
-  await page.setContent(HOST_PAGE);
+  await page.setContent(host);
+  await page.waitForFunction('typeof window.connectView === "function"');
   const html = readFileSync(DASHBOARD_HTML, 'utf8').replace(/<head>/i, `<head><meta http-equiv="Content-Security-Policy" content="${DEFAULT_CSP}">`);
   for (const id of ['a', 'b']) await page.evaluate(`connectView(${JSON.stringify(id)}, ${JSON.stringify(html)}, ${JSON.stringify({ run_id: runId })}, ${JSON.stringify(toolResult)})`);
   const a = await viewFrame(page, 'a');
@@ -125,8 +133,9 @@ test('the dashboard in Chromium: W&B curves, processes, health, themes; its poll
 
   // A view the host tears down while the run is active stops asking.
   await waitUntil('view b asked for a snapshot', () => calls.some((c) => c.view === 'b'), 30);
-  const teardown = await page.evaluate("hostViews.b.request('ui/resource-teardown', {})") as { result: unknown };
-  assert.deepEqual(teardown.result, {}, 'the view answers the teardown');
+  const teardown = await page.evaluate('hostViews.b.teardownResource({})');
+  assert.deepEqual(teardown, {}, 'the view answers the teardown');
+  assert.deepEqual(await page.evaluate('hostViews.a.getAppVersion()'), { name: 'rl-training-dashboard', version: '1.0.0' }, "the host read the view's ui/initialize");
   const bCalls = calls.filter((c) => c.view === 'b').length;
   assert.equal(await polling(b), 'off');
 
@@ -161,7 +170,7 @@ test('the dashboard in Chromium: W&B curves, processes, health, themes; its poll
 
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.locator('#a').screenshot({ path: join(ARTIFACTS, 'dashboard.png') });
-  await page.evaluate("hostViews.a.send({ method: 'ui/notifications/host-context-changed', params: { theme: 'dark' } })");
+  await page.evaluate("hostViews.a.sendHostContextChange({ theme: 'dark' })");
   await waitFor(a, 'the dark theme', async () => (await inView(a, 'getComputedStyle(document.body).backgroundColor')) === 'rgb(27, 27, 27)');
   await page.locator('#a').screenshot({ path: join(ARTIFACTS, 'dashboard-dark.png') });
 

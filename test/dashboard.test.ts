@@ -8,8 +8,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { DASHBOARD_URI } from '../src/core/resourceUris.js';
 import { WANDB_OFF } from '../src/runtime/wandb/reader.js';
 import { createServer } from '../src/server/server.js';
@@ -25,7 +24,7 @@ const MIME = 'text/html;profile=mcp-app';
 
 /** A second client on the same runtime, declaring nothing: a client without Apps. */
 async function plainClient(h: RunServer): Promise<Client> {
-  const server = createServer(h.runtime);
+  const { server } = createServer(h.runtime);
   const client = new Client({ name: 'plain-client', version: '0.0.0' });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await Promise.all([client.connect(a), server.connect(b)]);

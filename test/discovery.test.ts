@@ -100,7 +100,7 @@ test('tools/list shows rl_list_environments with schemas and annotations', async
   // Every input is optional: the Hermes call without arguments lists the first page.
   assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}), ['search', 'limit', 'offset', 'framework']);
   assert.equal(tool.inputSchema.required, undefined);
-  assert.ok(tool.outputSchema?.properties?.environments);
+  assert.ok((tool.outputSchema?.properties as Record<string, unknown> | undefined)?.environments);
   assert.equal(tool.annotations?.readOnlyHint, true);
   assert.equal(tool.annotations?.destructiveHint, false);
   assert.equal(tool.annotations?.idempotentHint, true);

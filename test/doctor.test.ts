@@ -110,3 +110,15 @@ test('rl_doctor over MCP: structured checks, a busy port named, a rejected W&B k
   assert.match(byName['W&B']!.detail, /reject|key/i);
   assert.match(json.summary, /api port/);
 });
+
+test('doctor with RL_PLACEMENT=slurm on a host without Slurm names the missing commands and the fix', async () => {
+  // A PATH with nothing of Slurm on it (the doctor itself runs on this process's node by its full path).
+  const { code, out } = await doctor({ RL_PLACEMENT: 'slurm', PATH: tempDir(), RL_API_PORT: String(await freePort()), RL_INFERENCE_PORT: String(await freePort()) });
+  assert.equal(code, 1, out);
+  const lines = out.split('\n');
+  const at = lines.findIndex((l) => /FAIL {2}slurm commands +not found: sbatch, squeue, scancel, scontrol, sacct, srun$/.test(l));
+  assert.ok(at >= 0, out);
+  assert.match(lines[at + 1]!, /fix: Slurm's sbatch, squeue, scancel, scontrol are not found on this host.*apt-get install slurm-client/);
+  assert.match(out, /FAIL {2}slurm controller +not asked: scontrol is not installed/);
+  assert.doesNotMatch(out, /api port/, "this host's ports are not a Slurm run's");
+});

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
-import type { InitializeResult } from '@modelcontextprotocol/sdk/types.js';
+import type { InitializeResult } from '@modelcontextprotocol/client';
 import { SERVER_AT_THE_LATEST_MS, StdioFrontDoor, type AnswerCheck, type EarlyAnswers } from '../src/server/frontDoor.js';
 
 const INIT_PARAMS = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } };
@@ -16,7 +16,11 @@ const initialize = (id: number | string, params: object = INIT_PARAMS): string =
 const ANSWERS: EarlyAnswers = {
   initialize: (version) => ({ protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } }) as InitializeResult,
   tools: (capabilities) => [{ name: capabilities.extensions ? 'with_apps' : 'plain', inputSchema: { type: 'object' } }],
+  modern: { versions: ['2026-07-28'], discover: { supportedVersions: ['2026-07-28'], capabilities: {}, resultType: 'complete' }, list: { resultType: 'complete', ttlMs: 0, cacheScope: 'private' } },
 };
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const discover = (id: number, meta: object = ENVELOPE): string => line({ id, method: 'server/discover', params: { _meta: meta } });
+const modernList = (id: number, meta: object = ENVELOPE, extra: object = {}): string => line({ id, method: 'tools/list', params: { _meta: meta, ...extra } });
 
 function frontDoor(answers: EarlyAnswers | null = ANSWERS) {
   const stdin = new PassThrough();
@@ -64,6 +68,39 @@ test('what the SDK must answer is left to it: a malformed line, an initialize it
     ['tools/list with a bad cursor', [initialize(1), line({ id: 2, method: 'tools/list', params: { cursor: 3 } })], [1]],
     ['another request', [initialize(1), line({ id: 2, method: 'resources/list' })], [1]],
     ['ping', [initialize(1), line({ id: 2, method: 'ping' })], [1]],
+  ];
+  for (const [name, lines, answered] of cases) {
+    const f = frontDoor();
+    for (const l of lines) f.stdin.write(l);
+    assert.equal(await f.wanted(), true, `${name}: the server is asked for`);
+    assert.deepEqual(f.answers().map((a) => a.id), answered, name);
+  }
+});
+
+test('a 2026-07-28 opening: server/discover and tools/list (with the envelope) are answered; the list is what this request may see', async () => {
+  const f = frontDoor();
+  f.stdin.write(discover(1));
+  await f.settle();
+  assert.equal(await f.wanted(), false);
+  f.stdin.write(modernList(2, { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { extensions: { x: {} } } }, { cursor: 'c' }));
+  await f.settle();
+  const [d, l] = f.answers() as Array<{ id: number; result: Record<string, unknown> & { tools?: { name: string }[] } }>;
+  assert.deepEqual(d!.result, ANSWERS.modern!.discover);
+  assert.deepEqual(l!.result, { tools: [{ name: 'with_apps', inputSchema: { type: 'object' } }], ...ANSWERS.modern!.list }, "the capabilities on the list request's own envelope");
+  assert.equal(await f.wanted(), true);
+});
+
+test('a 2026-07-28 request the front door does not recognise exactly is left to the SDK', async () => {
+  const cases: Array<[string, string[], number[]]> = [
+    ['an unsupported version', [discover(1, { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2027-01-01' })], []],
+    ['no capabilities', [discover(1, { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' })], []],
+    ['a log level (another reserved key)', [discover(1, { ...ENVELOPE, 'io.modelcontextprotocol/logLevel': 'info' })], []],
+    ['a malformed clientInfo', [discover(1, { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 1 } })], []],
+    ['a list without the envelope', [discover(1), line({ id: 2, method: 'tools/list' })], [1]],
+    ['a list of another version', [discover(1), modernList(2, { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' })], [1]],
+    ['a list with other params', [discover(1), modernList(2, ENVELOPE, { filter: 'x' })], [1]],
+    ['initialize after discover', [discover(1), initialize(2)], [1]],
+    ['discover after initialize', [initialize(1), discover(2)], [1]],
   ];
   for (const [name, lines, answered] of cases) {
     const f = frontDoor();

@@ -54,19 +54,21 @@ test('initialize: server info, capabilities and short instructions', () => {
   assert.ok(Buffer.byteLength(result.instructions) < 2048, 'instructions under 2 KB');
 });
 
-test('tools/list --strict: every tool portable (0 schema findings), with schemas and annotations', () => {
-  const { code, json, stderr } = inspector(['--method', 'tools/list', '--strict']);
-  assert.equal(code, 0, stderr);
-  // --strict lists each portability finding (type arrays, bare {} schemas, ...) in schemaFindings and on stderr.
-  assert.equal(json.schemaFindings, undefined, JSON.stringify(json.schemaFindings));
-  assert.doesNotMatch(stderr, /Warning: tool|Error: tool|Schema portability/);
-  const tools = json.result.tools as Array<{ name: string; inputSchema: object; outputSchema?: object; annotations?: Record<string, unknown> }>;
-  const names = tools.map((t) => t.name);
-  for (const name of [...HERMES_TOOLS, 'rl_read_log', 'rl_doctor']) assert.ok(names.includes(name), `${name} listed`);
-  for (const tool of tools) {
-    assert.ok(tool.outputSchema, `${tool.name} has an outputSchema`);
-    for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
-      assert.equal(typeof tool.annotations?.[hint], 'boolean', `${tool.name}.${hint}`);
+test('tools/list --strict, over 2025 and over 2026-07-28: every tool portable (0 schema findings), with schemas and annotations', () => {
+  for (const era of ['legacy', 'modern']) {
+    const { code, json, stderr } = inspector(['--method', 'tools/list', '--strict', '--protocol-era', era]);
+    assert.equal(code, 0, `${era}: ${stderr}`);
+    // --strict lists each portability finding (type arrays, bare {} schemas, ...) in schemaFindings and on stderr.
+    assert.equal(json.schemaFindings, undefined, JSON.stringify(json.schemaFindings));
+    assert.doesNotMatch(stderr, /Warning: tool|Error: tool|Schema portability/);
+    const tools = json.result.tools as Array<{ name: string; inputSchema: object; outputSchema?: object; annotations?: Record<string, unknown> }>;
+    const names = tools.map((t) => t.name);
+    for (const name of [...HERMES_TOOLS, 'rl_read_log', 'rl_doctor']) assert.ok(names.includes(name), `${name} listed`);
+    for (const tool of tools) {
+      assert.ok(tool.outputSchema, `${tool.name} has an outputSchema`);
+      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
+        assert.equal(typeof tool.annotations?.[hint], 'boolean', `${tool.name}.${hint}`);
+      }
     }
   }
 });

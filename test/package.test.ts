@@ -8,8 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DASHBOARD_URI } from '../src/core/resourceUris.js';
 import { callTool } from './helpers/client.js';
 import { REPO_ROOT, tempDir, testEnv } from './helpers/tmp.js';
@@ -36,13 +36,6 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
   const prefix = join(dir, 'prefix');
   run('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed!.filename)], dir);
   const bin = join(prefix, 'bin', 'rl-training-mcp');
-  // What the bundle requires on first use (scripts/build.ts, sdkOnDemand) resolves from the installed copy.
-  const entry = join(prefix, 'lib', 'node_modules', 'rl-training-mcp', 'dist', 'index.js');
-  const probe = `const { createRequire } = require('node:module'); const r = createRequire(${JSON.stringify(entry)});
-    const valid = new (r('@modelcontextprotocol/sdk/validation/ajv').AjvJsonSchemaValidator)().getValidator({ type: 'string', format: 'email' })('a@b.c').valid;
-    const toJson = createRequire(r.resolve('@modelcontextprotocol/sdk/server'))('zod-to-json-schema').zodToJsonSchema;
-    process.stdout.write(JSON.stringify([valid, toJson(r('zod/v3').object({})).type]));`;
-  assert.equal(run(process.execPath, ['-e', probe], '/'), '[true,"object"]', 'Ajv, zod-to-json-schema and zod v3 resolve from the installed bundle');
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   assert.equal(run(bin, ['--version'], '/').trim(), version);
 

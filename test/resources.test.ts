@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { McpError, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport, ProtocolError, type ReadResourceResult } from '@modelcontextprotocol/client';
+import { McpServer } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { registerResources } from '../src/resources/index.js';
 import { DEFAULT_WINDOW_BYTES } from '../src/resources/window.js';
@@ -76,11 +75,11 @@ async function waitFor(condition: () => boolean, what: string, deadlineMs = 15_0
   }
 }
 
-async function refusal(promise: Promise<unknown>): Promise<McpError> {
+async function refusal(promise: Promise<unknown>): Promise<ProtocolError> {
   try {
     await promise;
   } catch (err) {
-    assert.ok(err instanceof McpError, `expected an MCP error, got ${String(err)}`);
+    assert.ok(err instanceof ProtocolError, `expected an MCP error, got ${String(err)}`);
     return err;
   }
   return assert.fail('expected the request to be refused');
@@ -150,7 +149,9 @@ describe('resources', async () => {
     assert.match(record.error, /not valid JSON/);
 
     const missing = await refusal(client.readResource({ uri: 'rl://runs/0000beef' }));
-    assert.equal(missing.code, -32002);
+    // Resource not found: -32602 with the URI (2026-07-28; the SDK sends it to 2025 clients too).
+    assert.equal(missing.code, -32602);
+    assert.equal((missing.data as { uri?: string }).uri, 'rl://runs/0000beef');
     assert.match(missing.message, /Run '0000beef' not found.*rl_list_runs/);
     rmSync(join(home, 'runs', damaged), { recursive: true });
   });
@@ -250,7 +251,7 @@ describe('resources', async () => {
     const live = 'c0ffee00';
     const dir = writeRun(home, live);
     const updates: string[] = [];
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/resources/updated', (n) => {
       updates.push(n.params.uri);
     });
     const logUri = `rl://runs/${live}/logs/trainer`;
@@ -287,7 +288,7 @@ describe('resources', async () => {
 
   it('sends list_changed when a run appears', async () => {
     let changed = 0;
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/resources/list_changed', () => {
       changed++;
     });
     await client.listResources();

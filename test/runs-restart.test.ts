@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { callTool, connectStdio } from './helpers/client.js';
 import { type FullRecord, isAlive, killLeftovers, leftovers, newHome, occupyWithTrickle, record, runServer, runServerEnv, startRun, waitForRun, waitUntil } from './helpers/runs.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';

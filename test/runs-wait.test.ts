@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress } from '@modelcontextprotocol/client';
 import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 import { record, runServer, startRun, waitForRun } from './helpers/runs.js';
 

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { makeFakeInstall, type FakeInstall } from './helpers/fakeInstall.js';
 import { hourBucket, type BillingRow, type FakeTinker } from './helpers/fakeTinker.js';
 import { filesUnder, leftovers, record, runServer, runsTinker, TINKER_KEY, waitForRun, waitUntil, type RunServer } from './helpers/runs.js';
@@ -39,7 +38,7 @@ function loggingPython(install: FakeInstall): { path: string; log: string } {
 /** Elicitation answers by the test: `reply` decides, every question is kept. */
 function answering(h: RunServer): { questions: { message: string; field: string }[]; reply: 'accept' | 'decline' } {
   const state = { questions: [] as { message: string; field: string }[], reply: 'accept' as 'accept' | 'decline' };
-  h.client.setRequestHandler(ElicitRequestSchema, (request) => {
+  h.client.setRequestHandler('elicitation/create', (request) => {
     const params = request.params as { message: string; requestedSchema: { properties: Record<string, unknown> } };
     const field = Object.keys(params.requestedSchema.properties)[0]!;
     state.questions.push({ message: params.message, field });

@@ -74,6 +74,20 @@ export interface CostSettings {
   billingRefreshSeconds: number;
 }
 
+/** Where runs are placed (RL_PLACEMENT) and what a Slurm job of a run asks for (RL_SLURM_*); a start may ask otherwise. */
+export interface PlacementSettings {
+  placement: 'local' | 'slurm';
+  slurm: {
+    partition?: string;
+    account?: string;
+    timeLimit?: string;
+    cpusPerProcess: number;
+    memPerProcessMb: number;
+    /** RL_MAX_SLURM_RUNS: active Slurm runs (all servers sharing RL_HOME) at most. */
+    maxRuns: number;
+  };
+}
+
 export interface Secrets {
   tinkerApiKey?: string;
   wandbApiKey?: string;
@@ -97,6 +111,9 @@ export interface Settings {
   stall: { seconds: number; action: 'warn' | 'stop' };
   /** RL_MAX_CONCURRENT_RUNS: active runs on this host (all servers sharing RL_HOME) at most. */
   maxConcurrentRuns: number;
+  /** RL_PLACEMENT and the RL_SLURM_* settings. */
+  placement: PlacementSettings['placement'];
+  slurm: PlacementSettings['slurm'];
   /** RL_ALLOW_UNMANAGED_ENVIRONMENTS: start environments that do not use managed_server anyway. */
   allowUnmanagedEnvironments: boolean;
   /** Start-up stage deadlines in seconds. */

@@ -2,7 +2,7 @@
  * `rl://environments/{name}/source`: the Python file of a discovered environment. Only files
  * discovery reported are served, so the name is looked up, never turned into a path.
  */
-import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import type { Variables } from '@modelcontextprotocol/server';
 import { readRedactedSlice } from '../core/files/fileWindow.js';
 import { environmentSourceUri, TEMPLATES } from '../core/resourceUris.js';
 import { safeName } from '../core/files/safePath.js';

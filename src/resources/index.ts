@@ -3,8 +3,7 @@
  * inference-test output, each with list, completion, read and subscription. What is not MCP
  * (path safety, run directories, watching) lives in the layers below (src/core, src/runtime).
  */
-import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/server';
 import { mkdir } from 'node:fs/promises';
 import { RunFiles } from '../runtime/runs/registry/runFiles.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
@@ -21,6 +20,9 @@ import { Subscriptions } from './subscriptions.js';
 export interface ResourceWatches {
   readonly subscriptions: number;
   readonly watchedDirectories: number;
+  /** A subscription not made by resources/subscribe (a 2026-07-28 subscriptions/listen: src/server/listenTap.ts). */
+  subscribe(uri: string): Promise<void>;
+  unsubscribe(uri: string): void;
   close(): void;
 }
 
@@ -56,6 +58,8 @@ export function registerResources(server: McpServer, runtime: Runtime, watchOpti
     get watchedDirectories() {
       return watcher.watchedDirectories;
     },
+    subscribe: (uri) => subscriptions.subscribe(uri),
+    unsubscribe: (uri) => subscriptions.unsubscribe(uri),
     close,
   };
 }
@@ -91,13 +95,13 @@ function registerKind(server: McpServer, runtime: Runtime, kind: ResourceKind, b
 }
 
 function handleSubscriptions(server: McpServer, runtime: Runtime, subscriptions: Subscriptions): void {
-  server.server.setRequestHandler(SubscribeRequestSchema, (request) =>
+  server.server.setRequestHandler('resources/subscribe', (request) =>
     answering(runtime, request.params.uri, async () => {
       await subscriptions.subscribe(request.params.uri);
       return {};
     }),
   );
-  server.server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
+  server.server.setRequestHandler('resources/unsubscribe', (request) =>
     answering(runtime, request.params.uri, async () => {
       subscriptions.unsubscribe(request.params.uri);
       return {};

@@ -3,12 +3,10 @@
  * complete, read and watch it. Errors a client can act on are UserErrors (NotFoundError when
  * something is missing); `answering` turns them into JSON-RPC errors carrying the hints.
  */
-import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import { ErrorCode, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type ReadResourceResult, type Resource, type Variables } from '@modelcontextprotocol/server';
 import { UserError } from '../core/errors.js';
 import type { RunFiles } from '../runtime/runs/registry/runFiles.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
-import { NotFoundError } from '../core/files/safePath.js';
 import type { WatchSpec } from '../core/files/watch.js';
 
 export interface ResourceContext {
@@ -38,31 +36,16 @@ export function variable(vars: Variables, name: string): string {
   return (Array.isArray(value) ? value.join(',') : (value ?? '')).split(/[?#]/, 1)[0]!;
 }
 
-/** MCP's code for "Resource not found" (spec, resources: error handling). */
-export const RESOURCE_NOT_FOUND = -32002;
-
-/**
- * A JSON-RPC error answer. Not an McpError: its message already carries an "MCP error <code>:"
- * prefix, which the client would add a second time.
- */
-class ResourceError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
-
 export async function answering<T>(runtime: Runtime, uri: string, handle: () => Promise<T>): Promise<T> {
   try {
     return await handle();
   } catch (err) {
-    if (err instanceof NotFoundError) throw new ResourceError(RESOURCE_NOT_FOUND, err.message, { uri, ...err.hints });
-    if (err instanceof UserError) throw new ResourceError(ErrorCode.InvalidParams, err.message, { uri, ...err.hints });
+    // A missing resource (NotFoundError) too: "Resource not found" is -32602 with the URI in its data
+    // in the 2026-07-28 specification, and the SDK sends 2025 clients that code as well (it encodes
+    // their -32002 as -32602); their specification has clients accept either.
+    if (err instanceof UserError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message, { uri, ...err.hints });
     runtime.logger.error({ err, uri }, 'resource request failed');
-    throw new ResourceError(ErrorCode.InternalError, `Internal error serving ${uri}: ${err instanceof Error ? err.message : String(err)}. The server is still running; details are in its server.log.`);
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `Internal error serving ${uri}: ${err instanceof Error ? err.message : String(err)}. The server is still running; details are in its server.log.`);
   }
 }
 

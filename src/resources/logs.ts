@@ -4,7 +4,7 @@
  * registered as its own template (first, so it matches before the plain one) to show clients
  * the query in resources/templates/list; both read the page from the URI's query.
  */
-import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import type { Variables } from '@modelcontextprotocol/server';
 import { join } from 'node:path';
 import { UserError } from '../core/errors.js';
 import { runLogUri, TEMPLATES } from '../core/resourceUris.js';

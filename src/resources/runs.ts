@@ -3,8 +3,7 @@
  * run directory so runs of any server process sharing RL_HOME are served. The run listing
  * (recent runs with their config and logs) lives here too: one directory scan for all of them.
  */
-import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import type { Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { Resource, Variables } from '@modelcontextprotocol/server';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readRedactedSlice } from '../core/files/fileWindow.js';

@@ -4,8 +4,7 @@
  * at most about once a second (the watcher's throttle). McpServer handles neither request nor
  * declares the capability itself; index.ts wires this class in.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import { UriTemplate, type McpServer } from '@modelcontextprotocol/server';
 import { UserError } from '../core/errors.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import { NotFoundError } from '../core/files/safePath.js';

@@ -5,8 +5,7 @@
  * file must never be one click away, wherever it lives), secrets redacted, through the same
  * tail/paging window as run logs.
  */
-import type { Variables } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import type { Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { Resource, Variables } from '@modelcontextprotocol/server';
 import { readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { UserError } from '../core/errors.js';

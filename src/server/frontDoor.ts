@@ -1,7 +1,8 @@
 /**
  * The first moments of a stdio session, before the SDK is loaded. Most of a start is the SDK's
- * module evaluation, while a client's first two requests, initialize and tools/list, have answers
- * the build recorded (prebuilt.ts). The front door reads stdin, answers those two, and asks for
+ * module evaluation, while a client's first two requests, initialize and tools/list (2025), or
+ * server/discover and tools/list (2026-07-28), have answers the build recorded (prebuilt.ts). The
+ * front door reads stdin, answers those two, and asks for
  * the server as soon as anything else arrives, the tool list was sent, or SERVER_AT_THE_LATEST_MS
  * passed (the server supervises runs: it must come up even for a client that stays silent). Then
  * it hands over: every
@@ -14,12 +15,14 @@
 import { PassThrough, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { isDeepStrictEqual } from 'node:util';
-import type { ClientCapabilities, InitializeResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, InitializeResult, Tool } from '@modelcontextprotocol/server';
 
 /** What the front door answers with; none (the sources run by tsx, a stale build) sends everything to the SDK. */
 export interface EarlyAnswers {
   initialize(requestedVersion: string): InitializeResult;
   tools(capabilities: ClientCapabilities): Tool[];
+  /** 2026-07-28 openings, when recorded: the versions, the server/discover answer, and a tools/list answer's fields beside `tools`. */
+  modern?: { versions: string[]; discover: Record<string, unknown>; list: Record<string, unknown> };
 }
 
 /** An early answer beside the SDK's own to the same request: different means the recorded answers are stale. */
@@ -50,12 +53,35 @@ function initializeParams(params: unknown): { protocolVersion: string; capabilit
 /** A tools/list the SDK accepts: no params, or params with at most a string cursor. */
 const isToolsListParams = (params: unknown): boolean => params === undefined || (isObject(params) && (params.cursor === undefined || typeof params.cursor === 'string'));
 
+/** The reserved `_meta` keys of a 2026-07-28 request (the specification's names; no SDK import here). */
+const ENVELOPE = { version: 'io.modelcontextprotocol/protocolVersion', info: 'io.modelcontextprotocol/clientInfo', capabilities: 'io.modelcontextprotocol/clientCapabilities' };
+const ENVELOPE_KEYS = new Set(Object.values(ENVELOPE));
+
+/**
+ * A 2026-07-28 request's envelope in the parts the answers depend on: its version and the client's
+ * capabilities. Anything beyond the plain case (another reserved key such as a log level, a
+ * malformed clientInfo, params beside `_meta` and a cursor) is left to the SDK.
+ */
+function modernEnvelope(params: unknown, allowCursor: boolean): { version: string; capabilities: ClientCapabilities } | undefined {
+  if (!isObject(params) || !isObject(params._meta)) return undefined;
+  if (Object.keys(params).some((key) => key !== '_meta' && !(allowCursor && key === 'cursor' && typeof params.cursor === 'string'))) return undefined;
+  const meta = params._meta;
+  if (Object.keys(meta).some((key) => key.startsWith('io.modelcontextprotocol/') && !ENVELOPE_KEYS.has(key))) return undefined;
+  const [version, capabilities, info] = [meta[ENVELOPE.version], meta[ENVELOPE.capabilities], meta[ENVELOPE.info]];
+  if (typeof version !== 'string' || !isObject(capabilities)) return undefined;
+  if (info !== undefined && !(isObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return undefined;
+  return { version, capabilities: capabilities as ClientCapabilities };
+}
+
 export class StdioFrontDoor {
   /** Every chunk read before the hand-over, replayed to the SDK then. */
   private readonly read: Buffer[] = [];
   private readonly decoder = new StringDecoder('utf8');
   private partial = '';
+  /** The capabilities a 2025 client declared at initialize. */
   private client?: ClientCapabilities;
+  /** The version a 2026-07-28 client opened with (server/discover). */
+  private modern?: string;
   /** The results sent, by request id, until the SDK's answer to the same request is dropped. */
   private readonly sent = new Map<Id, unknown>();
   private requested = false;
@@ -153,7 +179,9 @@ export class StdioFrontDoor {
     if (!isObject(message) || message.jsonrpc !== '2.0') return false;
     if (message.method === 'notifications/initialized' && !('id' in message)) return true;
     if (!isId(message.id) || this.sent.has(message.id)) return false;
-    if (message.method === 'initialize' && this.client === undefined) {
+    if (message.method === 'server/discover' && this.client === undefined && this.modern === undefined) return this.discover(message.id, message.params);
+    if (message.method === 'tools/list' && this.modern !== undefined) return this.modernList(message.id, message.params);
+    if (message.method === 'initialize' && this.client === undefined && this.modern === undefined) {
       const params = initializeParams(message.params);
       if (params === undefined) return false;
       this.client = params.capabilities;
@@ -167,6 +195,23 @@ export class StdioFrontDoor {
       return true;
     }
     return false;
+  }
+
+  private discover(id: Id, params: unknown): boolean {
+    const envelope = modernEnvelope(params, false);
+    const modern = this.answers!.modern;
+    if (envelope === undefined || modern === undefined || !modern.versions.includes(envelope.version)) return false;
+    this.modern = envelope.version;
+    this.send(id, modern.discover);
+    return true;
+  }
+
+  private modernList(id: Id, params: unknown): boolean {
+    const envelope = modernEnvelope(params, true);
+    if (envelope === undefined || envelope.version !== this.modern) return false;
+    this.send(id, { tools: this.answers!.tools(envelope.capabilities), ...this.answers!.modern!.list });
+    setImmediate(() => this.requestServer());
+    return true;
   }
 
   private send(id: Id, result: unknown): void {

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { ClientCapabilities, Implementation, InitializeResult, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, Implementation, InitializeResult, ServerCapabilities, Tool } from '@modelcontextprotocol/server';
 import { PREBUILT_HANDSHAKE, PREBUILT_TOOL_LIST } from '../core/files/paths.js';
 import { SERVER_VERSION } from '../core/version.js';
 import { clientRendersApps, isAppOnly, type ToolUi } from './apps.js';
@@ -39,13 +39,15 @@ export function toolsShownTo(tools: readonly Tool[], capabilities: ClientCapabil
   return tools.filter((tool) => apps || !isAppOnly(uiOf(tool)));
 }
 
-/** dist/handshake.json: the SDK's protocol versions and the built server's initialize answer. */
+/** dist/handshake.json: the SDK's protocol versions and the built server's first answers. */
 export interface Handshake {
   tool_list_sha256: string;
   supported_versions: string[];
   latest_version: string;
-  /** The answer without its protocolVersion, which depends on the request. */
+  /** The initialize answer without its protocolVersion, which depends on the request. */
   result: { capabilities: ServerCapabilities; serverInfo: Implementation; instructions?: string };
+  /** 2026-07-28: the versions, the server/discover answer, and the fields of a tools/list answer beside `tools`. */
+  modern?: { versions: string[]; discover: Record<string, unknown>; list: Record<string, unknown> };
 }
 
 export function readHandshake(): Handshake | undefined {

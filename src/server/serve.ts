@@ -1,13 +1,15 @@
 /**
- * The server behind the stdio front door (stdio.ts): the runtime and the SDK server, connected to
- * the session the front door hands over. stdout carries protocol frames only (logs go to stderr
- * and RL_HOME/server.log), and the process ends within the deadline clients expect once its client
- * goes away.
+ * The server behind the stdio front door (stdio.ts): the runtime and the SDK's stdio entry, which
+ * serves both protocol generations (the first message of the session picks one: `initialize` a
+ * 2025 one, `server/discover` or an enveloped request 2026-07-28) over the session the front door
+ * hands over. stdout carries protocol frames only (logs go to stderr and RL_HOME/server.log), and
+ * the process ends within the deadline clients expect once its client goes away.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { Runtime } from '../runtime/wiring/runtime.js';
 import type { Settings } from '../core/settings.js';
 import type { StdioFrontDoor } from './frontDoor.js';
+import { ListenTap } from './listenTap.js';
 import { createServer } from './server.js';
 
 /** Hard limit for shutdown: clients (and SDK transports) expect the process gone within 2 s. */
@@ -16,7 +18,22 @@ const SHUTDOWN_DEADLINE_MS = 1800;
 export async function serve(settings: Settings, door: StdioFrontDoor): Promise<void> {
   const runtime = new Runtime(settings);
   const { logger } = runtime;
-  const server = createServer(runtime);
+
+  const { input, output } = door.handOver(({ same, ...check }) => {
+    if (same) logger.debug({ id: check.id }, 'early answer confirmed by the server');
+    else logger.warn({ check }, "an answer sent before the server loaded differs from the server's own: rebuild (npm run build)");
+  });
+  const tap = new ListenTap(new StdioServerTransport(input, output), logger);
+  // The entry builds a server for the era the session opens in (a second one if a 2026 opening
+  // turns out to be a 2025 client); each gets the subscriptions its listens hold.
+  const session = serveStdio(
+    () => {
+      const { server, resources } = createServer(runtime);
+      tap.follow(resources);
+      return server;
+    },
+    { transport: tap, onerror: (err) => logger.debug({ err: err.message }, 'protocol error') },
+  );
 
   let shuttingDown = false;
   const shutdown = (reason: string): void => {
@@ -29,12 +46,10 @@ export async function serve(settings: Settings, door: StdioFrontDoor): Promise<v
     }, SHUTDOWN_DEADLINE_MS).unref();
     void (async () => {
       await runtime.close();
-      await server.close().catch(() => undefined);
+      await session.close().catch(() => undefined);
       process.exit(0);
     })();
   };
-  // The SDK 1.32 stdio transport does not react to stdin EOF: a client that goes away would
-  // leave this process (and whatever it supervises) behind without this.
   door.onInputEnd(() => shutdown('stdin closed'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -42,15 +57,8 @@ export async function serve(settings: Settings, door: StdioFrontDoor): Promise<v
   // A bug in one handler must not take down a server that supervises paid training runs.
   process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
-
-  const { input, output } = door.handOver(({ same, ...check }) => {
-    if (same) logger.debug({ id: check.id }, 'early answer confirmed by the server');
-    else logger.warn({ check }, "an answer sent before the server loaded differs from the server's own: rebuild (npm run build)");
-  });
-  await server.connect(new StdioServerTransport(input, output));
   logger.info(
     { root: settings.root, home: settings.home, python: settings.python, bundledExamples: settings.usingBundledExamples },
     'rl-training-mcp serving on stdio',
   );
 }
-

@@ -1,36 +1,48 @@
 /** Builds the MCP server over a runtime: the thin layer that exposes tools and resources. */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { McpServer, type jsonSchemaValidator } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { registerDashboard } from './apps.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
-import { registerResources } from '../resources/index.js';
+import { registerResources, type ResourceWatches } from '../resources/index.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import { SERVER_VERSION } from '../core/version.js';
 import { registerTools } from '../tools/registry.js';
 import { toolCatalog } from '../tools/catalog.js';
+import { confirmationState } from '../tools/confirm.js';
+import { registerTasks, Tasks, TASKS_EXTENSION_ID } from '../tools/tasks.js';
 
 /**
- * The SDK builds an Ajv instance (with its formats) in every server's constructor, for answers to
- * elicitations this server never sends: built on first use instead, it is off the start-up path.
+ * The SDK builds an Ajv instance in every server's constructor, for answers to elicitations (the
+ * cost confirmation of 2025 clients) most sessions never see: built on first use instead, it is off
+ * the start-up path.
  */
 function onFirstUseValidator(): jsonSchemaValidator {
   let ajv: AjvJsonSchemaValidator | undefined;
   return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
 }
 
-export function createServer(runtime: Runtime): McpServer {
+/** The SDK server over the runtime, and the resource watches a transport may drive (stdio.ts). */
+export interface BuiltServer {
+  server: McpServer;
+  resources: ResourceWatches;
+}
+
+export function createServer(runtime: Runtime): BuiltServer {
   const server = new McpServer(
     { name: 'rl-training-mcp', title: 'RL training on Tinker-Atropos', version: SERVER_VERSION },
     {
       // McpServer declares resources.listChanged on its own but never subscribe (registerResources handles it).
-      capabilities: { logging: {}, resources: { subscribe: true, listChanged: true } },
+      capabilities: { logging: {}, resources: { subscribe: true, listChanged: true }, extensions: { [TASKS_EXTENSION_ID]: {} } },
       instructions: SERVER_INSTRUCTIONS,
       jsonSchemaValidator: onFirstUseValidator(),
+      requestState: { verify: confirmationState.verify },
     },
   );
-  registerTools(server, runtime, toolCatalog(runtime.logger));
-  registerResources(server, runtime);
+  const catalog = toolCatalog(runtime.logger);
+  const tasks = new Tasks(runtime, catalog);
+  registerTools(server, runtime, catalog, tasks);
+  registerTasks(server, tasks);
+  const resources = registerResources(server, runtime);
   registerDashboard(server, runtime);
-  return server;
+  return { server, resources };
 }

@@ -1,7 +1,8 @@
 /**
- * Serving MCP over stdio. A start answers initialize and tools/list from what the build recorded
- * (frontDoor.ts) while the SDK and the runtime load: those are most of a start, and a client waits
- * on its first tools/list. The server (serve.ts) is imported when the front door asks for it.
+ * Serving MCP over stdio. A start answers initialize (or 2026-07-28's server/discover) and tools/list
+ * from what the build recorded (frontDoor.ts) while the SDK and the runtime load: those are most of
+ * a start, and a client waits on its first tools/list. The server (serve.ts) is imported when the
+ * front door asks for it.
  */
 import type { Settings } from '../core/settings.js';
 import { StdioFrontDoor, type EarlyAnswers } from './frontDoor.js';
@@ -12,7 +13,7 @@ function earlyAnswers(): EarlyAnswers | undefined {
   const handshake = readHandshake();
   const prebuilt = readPrebuiltTools();
   if (handshake === undefined || prebuilt === undefined || !('tools' in prebuilt)) return undefined;
-  return { initialize: (version) => initializeResult(handshake, version), tools: (capabilities) => toolsShownTo(prebuilt.tools, capabilities) };
+  return { initialize: (version) => initializeResult(handshake, version), tools: (capabilities) => toolsShownTo(prebuilt.tools, capabilities), modern: handshake.modern };
 }
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;

@@ -5,7 +5,7 @@
  * modules load with the first tools/call. A missing or different file, and the sources run by tsx,
  * build the list from the modules instead.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { Logger } from '../core/logger.js';
 import { readPrebuiltTools } from '../server/prebuilt.js';
 import type { ToolDefinition } from './define.js';

@@ -1,17 +1,16 @@
 /**
  * A tool file exports `defineTool({...})`; `runTool` runs one call of it: the answer is
  * `structuredContent` plus the same JSON as text, checked against `output`, and failures become
- * `isError` answers a user can act on. `registry.ts` lists the tools and validates arguments.
+ * `isError` answers a user can act on. `registry.ts` lists the tools and validates arguments;
+ * `tasks.ts` runs the tools that declare `task` as tasks.
  */
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, InputRequiredResult, Server, ServerContext } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { UserError } from '../core/errors.js';
 import { diskFullError, isDiskFull } from '../core/files/diskFull.js';
 import { serverLogPath } from '../core/files/home.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { type Confirmation, type ConfirmField, confirmer } from './confirm.js';
+import { type Confirmation, ConfirmationNeeded, type ConfirmField, confirmer } from './confirm.js';
 import type { ToolUi } from '../server/apps.js';
 
 export interface ToolAnnotations {
@@ -27,8 +26,30 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends notifications/progress when the client sent a progress token; otherwise does nothing. */
   progress(progress: number, total?: number, message?: string): Promise<void>;
-  /** Asks the user a yes/no question (form elicitation, one boolean `field`, by default rl_start_training's); `unsupported` when the client cannot be asked. */
+  /**
+   * Asks the user a yes/no question (a form with one boolean `field`, by default rl_start_training's); `unsupported` when the client cannot be asked. Ask
+   * before doing anything: a 2026-07-28 client answers by calling the tool again, which runs the
+   * handler again from its start (confirm.ts).
+   */
   confirm(message: string, field?: ConfirmField): Promise<Confirmation>;
+}
+
+/** Where a task's work stands (tasks.ts): still working, ended by a cancel, or done with its answer. */
+export type TaskState = 'working' | 'cancelled' | 'completed';
+
+/**
+ * A tool that can run as a task (the `io.modelcontextprotocol/tasks` extension, for clients that
+ * declare it): the call starts the work and answers at once with a task; the client then polls it.
+ * The work is named by `job` (an id in the registry that keeps it, so a task outlives the server);
+ * `poll` answers what the tool would answer about that job now.
+ */
+export interface TaskSupport<I> {
+  /** Starts the call's work, not bound to the call. No `job` when the answer is final already (a refusal, a finished job). */
+  start(args: I, ctx: ToolContext): Promise<{ answer: unknown; job?: string }>;
+  /** The job now: `answer` is the tool's answer about it; `message` says how far it got. */
+  poll(job: string, ctx: ToolContext, since: Date): Promise<{ answer: unknown; state: TaskState; message: string; updatedAt?: string }>;
+  /** Stops the job's work (its processes) when this server runs it. */
+  cancel(job: string, ctx: ToolContext): Promise<void>;
 }
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
@@ -40,14 +61,14 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   annotations: ToolAnnotations;
   /** The MCP Apps view that shows this tool's answers; app-only tools are called by the view alone. */
   ui?: ToolUi;
+  /** Runs as a task for clients that declare the tasks extension. */
+  task?: TaskSupport<z.output<I>>;
   handler(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
 }
 
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: ToolDefinition<I, O>): ToolDefinition<I, O> {
   return def;
 }
-
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 function textResult(payload: unknown, runtime: Runtime): string {
   return runtime.redactor.redact(JSON.stringify(payload));
@@ -57,20 +78,24 @@ export function errorResult(runtime: Runtime, error: string, hints: Record<strin
   return { isError: true, content: [{ type: 'text', text: textResult({ error, ...hints }, runtime) }] };
 }
 
-/** Runs one tool call: the handler's value becomes the answer; any failure becomes isError. */
-export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runtime, extra: Extra, server?: Server): Promise<CallToolResult> {
-  const token = extra._meta?.progressToken;
-  const ctx: ToolContext = {
+/** The context of a call: progress and the user's confirmation go through the request that made it. */
+export function callContext(runtime: Runtime, ctx: ServerContext, server?: Server): ToolContext {
+  const token = ctx.mcpReq._meta?.progressToken;
+  return {
     runtime,
-    signal: extra.signal,
+    signal: ctx.mcpReq.signal,
     progress: async (progress, total, message) => {
       if (token === undefined) return;
-      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
+      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } });
     },
-    confirm: server ? confirmer(server, extra) : () => Promise.resolve('unsupported' as const),
+    confirm: server ? confirmer(server, ctx) : () => Promise.resolve('unsupported' as const),
   };
+}
+
+/** The answer of one of `tool`'s calls: the value `produce` gives, or any failure as isError. */
+export async function answering(tool: ToolDefinition, runtime: Runtime, produce: () => unknown): Promise<CallToolResult | InputRequiredResult> {
   try {
-    const value = await tool.handler(args as never, ctx);
+    const value = await produce();
     // Redact once on the serialized form so text and structuredContent carry the same JSON.
     const text = textResult(value, runtime);
     const structured = JSON.parse(text) as Record<string, unknown>;
@@ -79,6 +104,7 @@ export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runt
     if (!checked.success) throw new Error(`its answer does not match its output schema: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     return { content: [{ type: 'text', text }], structuredContent: structured };
   } catch (err) {
+    if (err instanceof ConfirmationNeeded) return err.result;
     if (err instanceof UserError) return errorResult(runtime, err.message, err.hints);
     if (isDiskFull(err)) {
       runtime.logger.warn({ err, tool: tool.name }, "RL_HOME's file system is full");
@@ -91,4 +117,9 @@ export async function runTool(tool: ToolDefinition, args: unknown, runtime: Runt
       hint: `The server is still running; details are in ${serverLogPath(runtime.settings.home)}. Retry, or report the error with that log.`,
     });
   }
+}
+
+/** Runs one tool call: the handler's value becomes the answer; any failure becomes isError. */
+export function runTool(tool: ToolDefinition, args: unknown, runtime: Runtime, ctx: ServerContext, server?: Server): Promise<CallToolResult | InputRequiredResult> {
+  return answering(tool, runtime, () => tool.handler(args as never, callContext(runtime, ctx, server)));
 }

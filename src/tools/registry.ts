@@ -1,18 +1,19 @@
 /**
- * Serves `tools/list` and `tools/call` on the SDK's low-level Server. The list comes from the
- * catalog (catalog.ts: prebuilt by the build, or built once from zod), not converted from zod on
- * every call as McpServer does; the tool modules load with the first call. Arguments are
- * checked here, not by the SDK, so a bad one is answered like every other error: `isError` with
- * JSON `{error, field, expected}` (argumentErrors.ts).
+ * Serves `tools/list` and `tools/call` on the SDK's low-level Server, for both protocol
+ * generations. The list comes from the catalog (catalog.ts: prebuilt by the build, or built once
+ * from zod), not converted from zod on every call as McpServer does; the tool modules load with the
+ * first call. Arguments are checked here, not by the SDK, so a bad one is answered like every
+ * other error: `isError` with JSON `{error, field, expected}` (argumentErrors.ts). A call a client
+ * made with the tasks extension declared on it goes to tasks.ts when the tool can run as a task.
  */
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult, type McpServer, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import { argumentError, echoed, type Schema } from './argumentErrors.js';
-import { errorResult, runTool, type Extra, type ToolDefinition } from './define.js';
+import { errorResult, runTool, type ToolDefinition } from './define.js';
 import type { ToolCatalog } from './catalog.js';
 import { toolsShownTo } from '../server/prebuilt.js';
+import { requestCapabilities } from '../server/clientCapabilities.js';
+import { declaresTasks, type Tasks } from './tasks.js';
 
 /** What a JSON value is, in the words of a refusal. */
 function kindOf(value: unknown): string {
@@ -22,20 +23,28 @@ function kindOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+type Handler = (request: { params?: { arguments?: unknown } }, ctx: ServerContext) => Promise<unknown>;
+
 /**
- * tools/call with its `arguments` checked first. The SDK's own check of the request answers an
- * `arguments` that is not an object as an internal error (-32603) with zod's raw issues; it is
- * invalid params (-32602), said in one sentence. The error carries its JSON-RPC code as it goes
- * out of the SDK's request parsing (a thrown error's `code` is the code answered).
+ * tools/call with its `arguments` checked first. The SDK checks a tools/call request against its
+ * own schema before any handler of ours and answers an `arguments` that is not an object with
+ * zod's raw issues; it is invalid params (-32602), said in one sentence. `_wrapHandler` is the
+ * hook the SDK's Server gives subclasses to wrap a registered handler (its own tools/call checks
+ * are such a wrapper): ours goes around it, so it must be set before tools/call is registered.
  */
-const CallToolRequest = CallToolRequestSchema.extend({
-  params: CallToolRequestSchema.shape.params.extend({
-    arguments: z.preprocess((value) => {
-      if (value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value))) return value;
-      throw Object.assign(new Error(`The arguments of a tools/call must be a JSON object of argument names to values, not ${kindOf(value)}.`), { code: ErrorCode.InvalidParams });
-    }, CallToolRequestSchema.shape.params.shape.arguments),
-  }),
-});
+function checkArgumentsFirst(server: McpServer): void {
+  const low = server.server as unknown as { _wrapHandler(method: string, handler: Handler): Handler };
+  const wrap = low._wrapHandler.bind(low);
+  low._wrapHandler = (method, handler) => {
+    const wrapped = wrap(method, handler);
+    if (method !== 'tools/call') return wrapped;
+    return async (request, ctx) => {
+      const value = request.params?.arguments;
+      if (value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value))) return wrapped(request, ctx);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `The arguments of a tools/call must be a JSON object of argument names to values, not ${kindOf(value)}.`);
+    };
+  };
+}
 
 /** Bounds the size of any tool's arguments (array elements plus object members) before zod sees them. */
 export const MAX_ARGUMENT_ELEMENTS = 1000;
@@ -54,7 +63,8 @@ export function countElements(value: unknown, max: number): number {
   return count;
 }
 
-export function registerTools(server: McpServer, runtime: Runtime, catalog: ToolCatalog): void {
+/** `tasks` runs the calls that become tasks (tasks.ts). */
+export function registerTools(server: McpServer, runtime: Runtime, catalog: ToolCatalog, tasks: Tasks): void {
   let byName: Map<string, ToolDefinition> | undefined;
   /** The tool's code, or why it could not be loaded: a bundle whose chunks a rebuild or reinstall replaced. */
   const definition = async (name: string): Promise<{ tool: ToolDefinition } | { failure: CallToolResult }> => {
@@ -69,14 +79,15 @@ export function registerTools(server: McpServer, runtime: Runtime, catalog: Tool
   };
 
   // App-only tools are for MCP Apps views: a client that does not render them never sees them.
-  const shownTools = async (): Promise<Tool[]> => toolsShownTo(await catalog.list(), server.server.getClientCapabilities());
+  const shownTools = async (ctx: ServerContext): Promise<Tool[]> => toolsShownTo(await catalog.list(), requestCapabilities(server.server, ctx));
 
   // The tool set never changes while the server runs: no listChanged.
   server.server.registerCapabilities({ tools: {} });
-  server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await shownTools() }));
-  server.server.setRequestHandler(CallToolRequest, async (request, extra: Extra): Promise<CallToolResult> => {
+  checkArgumentsFirst(server);
+  server.server.setRequestHandler('tools/list', async (_request, ctx) => ({ tools: await shownTools(ctx) }));
+  server.server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args = {} } = request.params;
-    const shown = await shownTools();
+    const shown = await shownTools(ctx);
     const entry = shown.find((t) => t.name === name);
     if (!entry) {
       return errorResult(runtime, `Unknown tool '${echoed(name)}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
@@ -95,6 +106,8 @@ export function registerTools(server: McpServer, runtime: Runtime, catalog: Tool
       const { error, ...hints } = argumentError(entry.inputSchema as Schema, parsed.error.issues);
       return errorResult(runtime, error, hints);
     }
-    return runTool(tool, parsed.data, runtime, extra, server.server);
+    // The extension's CreateTaskResult is not among the SDK's tools/call result types.
+    if (tool.task && declaresTasks(ctx)) return (await tasks.start(tool, parsed.data)) as CallToolResult;
+    return runTool(tool, parsed.data, runtime, ctx, server.server);
   });
 }

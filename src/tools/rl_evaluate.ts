@@ -5,7 +5,10 @@ import { EVAL_ID_PATTERN } from '../core/files/home.js';
 import { MAX_ALL_CHECKPOINTS, MAX_LISTED_CHECKPOINTS } from '../runtime/evaluation/checkpoints.js';
 import { MAX_EVAL_WAIT_SECONDS } from '../runtime/evaluation/registry.js';
 import { EVAL_METHODS } from '../runtime/evaluation/evalCommand.js';
-import { defineTool } from './define.js';
+import { defineTool, type ToolContext } from './define.js';
+import type { EvaluationOutput } from '../runtime/evaluation/evaluation.js';
+import type { WaitOptions } from '../runtime/inference/jobWait.js';
+import { registryJobTask } from './jobTasks.js';
 import { runIdInput } from './runSchemas.js';
 
 const interval = z.tuple([z.number(), z.number()]).nullable();
@@ -74,6 +77,10 @@ const output = z.object({
   result: z.string().describe('The whole result as an MCP resource'),
 });
 
+/** Starts the evaluation, or looks at the one eval_id names, waiting as `wait` says. */
+const begin = (args: z.output<typeof input>, ctx: ToolContext, wait: WaitOptions): Promise<EvaluationOutput> =>
+  args.eval_id !== undefined ? ctx.runtime.evaluations.waitFor(args.eval_id, wait) : evaluateRun(ctx.runtime, args, wait);
+
 export const rlEvaluate = defineTool({
   name: 'rl_evaluate',
   title: 'Evaluate checkpoints against the base model',
@@ -85,13 +92,12 @@ export const rlEvaluate = defineTool({
     'Answers per model the score with a 95% interval, the difference to the baseline with its interval, and a verdict (better /',
     'no_clear_difference / worse). Works while the run trains (saved checkpoints only; the run is not touched). Answers when done or after',
     'wait_seconds with {eval_id, status: "running"}; call again with {eval_id}. Read samples with rl_get_rollouts({eval_id}).',
+    'A client with the MCP tasks extension gets a task at once instead, which runs to the end (cancelling it stops the evaluation).',
   ].join(' '),
   input,
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  async handler(args, ctx) {
-    const wait = { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress };
-    if (args.eval_id !== undefined) return ctx.runtime.evaluations.waitFor(args.eval_id, wait);
-    return evaluateRun(ctx.runtime, args, wait);
-  },
+  // As a task the evaluation runs to its end; the task is the evaluation (eval_id) in its registry.
+  task: registryJobTask<'eval_id', z.output<typeof input>, EvaluationOutput>('eval_id', (runtime) => runtime.evaluations, begin),
+  handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

@@ -10,7 +10,7 @@ import { estimateSchema } from './costSchemas.js';
 import { defineTool, type ToolContext } from './define.js';
 import { configValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
 import { environmentName } from './rl_select_environment.js';
-import { processLogs, processLogUris, runKind } from './runSchemas.js';
+import { processLogs, processLogUris, runKind, slurmResources } from './runSchemas.js';
 
 const CONFIG_SOURCES = ['selection', 'selection+config', 'environment', 'environment+config'] as const;
 
@@ -67,11 +67,16 @@ export const rlStartTraining = defineTool({
         .record(z.string().min(1).max(128), configValue)
         .optional()
         .describe('Field -> value for this run only, each checked as rl_edit_config checks it (e.g. {"group_size": 8}); the saved selection is not changed'),
+      placement: runKind.placement.optional().describe('Where the run\'s processes run: local (this host) or slurm (steps of one Slurm job); default RL_PLACEMENT'),
+      slurm: slurmResources.optional().describe("The run's Slurm job, for placement slurm: each unset value comes from the RL_SLURM_* settings"),
+      dry_run: z.boolean().optional().describe('Check and lay the run out (its Slurm job script included) and answer it, without writing or starting anything'),
     })
     .strict(),
   output: z.object({
-    run_id: z.string(),
-    status: z.literal('starting'),
+    run_id: z.string().describe('The new run; for a dry run, the id it would have had'),
+    status: z.enum(['starting', 'dry_run']).describe('starting, or dry_run when nothing was written or started'),
+    submitted: z.boolean().optional().describe('false for a dry run: no job was submitted, nothing was started'),
+    script: z.string().optional().describe('A Slurm run\'s job script, as the server submits it (no secret: keys reach the steps through their environment)'),
     environment: z.string(),
     ...runKind,
     config_source: z
@@ -96,12 +101,15 @@ export const rlStartTraining = defineTool({
     const request = { ...args, config: args.config as Record<string, JsonValue> | undefined };
     const selected = await runtime.selection.forRun(request, signal);
     await confirmSpending(ctx, selected.config);
-    const { record, config, estimate } = await runtime.runs.start(selected.config, signal);
+    const { record, config, estimate, script } = await runtime.runs.start(selected.config, { placement: args.placement, resources: args.slurm, dryRun: args.dry_run }, signal);
     const id = record.run_id;
+    const dryRun = args.dry_run === true;
     const source = `${args.environment !== undefined ? 'environment' : 'selection'}${args.config !== undefined ? '+config' : ''}` as const;
     return {
       run_id: id,
-      status: 'starting' as const,
+      status: dryRun ? ('dry_run' as const) : ('starting' as const),
+      ...(dryRun ? { submitted: false } : {}),
+      ...(script !== undefined ? { script } : {}),
       environment: record.environment,
       framework: record.framework,
       placement: record.placement,
@@ -117,8 +125,9 @@ export const rlStartTraining = defineTool({
       log_uris: Object.fromEntries(Object.keys(record.logs).map((name) => [name, runLogUri(id, name as RunProcess)])),
       cost_estimate: estimateAnswer(runtime.settings, estimate),
       message: [
-        `Training starting. Use rl_check_status('${id}') to monitor (${every(runtime.settings.statusMinIntervalSeconds)}; it is rate limited per run).`,
-        `Stop it with rl_stop_training('${id}').`,
+        ...(dryRun
+          ? [`Dry run: nothing was written or started${record.placement === 'slurm' ? ' and no job submitted; `script` is the job script a start would submit' : ''}. Call again without dry_run to start it.`]
+          : [`Training starting. Use rl_check_status('${id}') to monitor (${every(runtime.settings.statusMinIntervalSeconds)}; it is rate limited per run).`, `Stop it with rl_stop_training('${id}').`]),
         basis(source, selected.config, selected.applied),
         ...selected.notes,
       ].join(' '),

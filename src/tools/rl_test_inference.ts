@@ -4,7 +4,10 @@ import { SERVER_TYPES } from '../runtime/inference/command.js';
 import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS } from '../runtime/inference/testRegistry.js';
 import { TEST_ID_PATTERN } from '../core/files/home.js';
 import { DEFAULT_TEST_MODELS } from '../runtime/inference/models.js';
-import { defineTool } from './define.js';
+import { defineTool, type ToolContext } from './define.js';
+import { registryJobTask } from './jobTasks.js';
+import type { TestAnswer } from '../runtime/inference/answer.js';
+import type { WaitOptions } from '../runtime/inference/jobWait.js';
 import { serverEntriesNeeded } from '../runtime/environments/tinkerReadiness.js';
 import { environmentName } from './rl_select_environment.js';
 
@@ -123,6 +126,19 @@ const output = z.object({
     .optional(),
 });
 
+/** Starts the test, or looks at the one test_id names, waiting as `wait` says. */
+async function begin(args: z.output<typeof input>, ctx: ToolContext, wait: WaitOptions): Promise<TestAnswer> {
+  const { inferenceTests, selection } = ctx.runtime;
+  if (args.test_id !== undefined) return inferenceTests.waitFor(args.test_id, wait);
+  // A named environment is judged from its source; the selection from its import, when that worked.
+  const chosen = args.environment !== undefined ? await ctx.runtime.environments.resolve(args.environment) : undefined;
+  const selected = chosen === undefined ? await selection.verified(ctx.signal) : undefined;
+  const environment = chosen ?? selected!.environment;
+  const shape = selected?.tinker.server_configs ?? chosen!.server_configs;
+  const base_url_explicit = args.base_url !== DEFAULT_BASE_URL;
+  return inferenceTests.startAndWait({ ...args, environment, server_entries: serverEntriesNeeded(shape), base_url_explicit }, wait);
+}
+
 export const rlTestInference = defineTool({
   name: 'rl_test_inference',
   title: 'Smoke-test the environment against models',
@@ -134,21 +150,13 @@ export const rlTestInference = defineTool({
     'own timeout. The call answers when done or after wait_seconds with {test_id, status: "running", progress}; call',
     'again with {test_id} to wait more or get the result. Cancelling the call that started a test stops the test;',
     'cancelling a call that only waits on test_id does not. Files: RL_HOME/inference_tests/<test_id>/ (result_file holds every',
-    'completion\'s score; read a model\'s log with rl_read_log({test_id, model})).',
+    'completion\'s score; read a model\'s log with rl_read_log({test_id, model})). A client with the MCP tasks extension gets a task at once',
+    'instead, which runs to the end (cancelling it stops the test).',
   ].join(' '),
   input,
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  async handler(args, ctx) {
-    const { inferenceTests, selection } = ctx.runtime;
-    const wait = { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress };
-    if (args.test_id !== undefined) return inferenceTests.waitFor(args.test_id, wait);
-    // A named environment is judged from its source; the selection from its import, when that worked.
-    const chosen = args.environment !== undefined ? await ctx.runtime.environments.resolve(args.environment) : undefined;
-    const selected = chosen === undefined ? await selection.verified(ctx.signal) : undefined;
-    const environment = chosen ?? selected!.environment;
-    const shape = selected?.tinker.server_configs ?? chosen!.server_configs;
-    const base_url_explicit = args.base_url !== DEFAULT_BASE_URL;
-    return inferenceTests.startAndWait({ ...args, environment, server_entries: serverEntriesNeeded(shape), base_url_explicit }, wait);
-  },
+  // As a task the test runs to its end; the task is the test (test_id) in its registry.
+  task: registryJobTask<'test_id', z.output<typeof input>, TestAnswer>('test_id', (runtime) => runtime.inferenceTests, begin),
+  handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

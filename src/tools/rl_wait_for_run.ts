@@ -1,8 +1,43 @@
 /** rl_wait_for_run: waits, within one call, until a run is running, made one more step, or ended. */
 import { z } from 'zod';
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, WAIT_CONDITIONS } from '../runtime/runs/waiting.js';
-import { defineTool } from './define.js';
+import { UserError } from '../core/errors.js';
+import { isDamaged, isEnded } from '../runtime/runs/registry/record.js';
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, stepsOf, WAIT_CONDITIONS, type WaitAnswer, type WaitCondition } from '../runtime/runs/waiting.js';
+import { defineTool, type TaskSupport, type ToolContext } from './define.js';
 import { healthSchema, runIdInput, runStatus } from './runSchemas.js';
+
+/** A task's job: the run, the condition, and the steps completed when the task began ("step" means one more). */
+const jobOf = (runId: string, until: WaitCondition, baseline: number): string => JSON.stringify([runId, until, baseline]);
+
+/** One look at the run, as the tool answers it, with the seconds since the task began. */
+async function look(job: string, ctx: ToolContext, since: Date): Promise<WaitAnswer> {
+  const [runId, until, baseline] = JSON.parse(job) as [string, WaitCondition, number];
+  const answer = await ctx.runtime.runs.waitFor(runId, { until, timeoutSeconds: 0, baseline });
+  return { ...answer, waited_seconds: Math.round((Date.now() - since.getTime()) / 100) / 10 };
+}
+
+/** What ends a wait but its timeout: the condition, the run's end, a record that cannot be read. */
+const finished = (answer: WaitAnswer): boolean => answer.reached || answer.status === 'unknown' || isEnded(answer.status);
+
+/** As a task the wait has no client timeout to fit: it lasts until the condition holds or the run ends; a look each poll. */
+function waitTask(): TaskSupport<{ run_id: string; until: WaitCondition }> {
+  return {
+    async start({ run_id, until }, ctx) {
+      const entry = ctx.runtime.runs.current(run_id);
+      if (isDamaged(entry)) throw new UserError(`Run '${run_id}' cannot be read: ${entry.damaged}`, { run_id });
+      const job = jobOf(run_id, until, stepsOf(entry));
+      const answer = await look(job, ctx, new Date());
+      return finished(answer) ? { answer } : { answer, job };
+    },
+    async poll(job, ctx, since) {
+      const answer = await look(job, ctx, since);
+      const step = answer.progress ? `, step ${answer.progress.step}/${answer.progress.total_steps}` : '';
+      return { answer, state: finished(answer) ? 'completed' : 'working', message: `${answer.status}${answer.phase ? `, ${answer.phase}` : ''}${step}` };
+    },
+    // Nothing runs for a wait: the task just ends (tasks.ts remembers it).
+    cancel: () => Promise.resolve(),
+  };
+}
 
 export const rlWaitForRun = defineTool({
   name: 'rl_wait_for_run',
@@ -12,7 +47,8 @@ export const rlWaitForRun = defineTool({
     'more step than when the call began) or "ended" (completed, failed or stopped). Returns as soon as that holds, when the run ends ' +
     `whatever until says, or after timeout_seconds (1-${MAX_WAIT_SECONDS}, default ${DEFAULT_WAIT_SECONDS}) with reached: false; call it again to keep waiting. ` +
     'Answers status, phase, health and progress from the run record; not rate limited and does not use up rl_check_status\'s window. ' +
-    'Sends progress notifications while it waits when the client asks for them.',
+    'Sends progress notifications while it waits when the client asks for them. A client with the MCP tasks extension gets a task ' +
+    'instead, which waits until the condition holds or the run ends (timeout_seconds, there for the client\'s own call timeout, does not apply).',
   input: z
     .object({
       run_id: runIdInput,
@@ -32,6 +68,7 @@ export const rlWaitForRun = defineTool({
     error: z.string().optional().describe('Why the run record cannot be read (status unknown)'),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  task: waitTask(),
   handler: ({ run_id, until, timeout_seconds }, { runtime, signal, progress }) =>
     runtime.runs.waitFor(run_id, { until, timeoutSeconds: timeout_seconds, signal, onProgress: progress }),
 });

@@ -56,3 +56,14 @@ export const processState = z.object({
 
 export const processLogs = perProcess(z.string()).describe('Log file of each process');
 export const processLogUris = perProcess(z.string()).describe('The same logs as MCP resources (rl://runs/<id>/logs/<process>)');
+
+/** What a start may ask of its Slurm job; each is checked again (and the unset ones filled) from the RL_SLURM_* settings. */
+export const slurmResources = z
+  .object({
+    partition: z.string().min(1).max(200).optional().describe('Slurm partition (default RL_SLURM_PARTITION, else the cluster\'s default)'),
+    account: z.string().min(1).max(200).optional().describe('Slurm account (default RL_SLURM_ACCOUNT)'),
+    time_limit: z.string().min(1).max(40).optional().describe('Time limit, as sbatch --time takes it: minutes, HH:MM:SS, D-HH:MM:SS, ... (default RL_SLURM_TIME_LIMIT, else the partition\'s)'),
+    cpus_per_process: z.number().int().min(1).max(1024).optional().describe('CPUs of each process\'s step (default RL_SLURM_CPUS_PER_PROCESS)'),
+    mem_per_process: z.string().min(1).max(20).optional().describe('Memory of each process\'s step, e.g. 4G or 500M (default RL_SLURM_MEM_PER_PROCESS)'),
+  })
+  .strict();

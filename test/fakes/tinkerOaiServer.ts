@@ -20,12 +20,15 @@ export interface TinkerOaiOptions {
   checkpoint: (path: string) => number | undefined;
   /** The correct final answer of a conversation (undefined: unknown question). */
   solve: (messages: ChatMessage[]) => string | undefined;
+  /** While true, a valid request is taken and never answered (status 0): an endpoint that stalls. */
+  stalled?: () => boolean;
 }
 
 export interface TinkerRequest {
   path: string;
   model?: string;
   authorized: boolean;
+  /** 0: taken and never answered (stalled). */
   status: number;
   /** The last user message: which item was asked. */
   question: string;
@@ -86,6 +89,7 @@ export async function startFakeTinkerOai(opts: TinkerOaiOptions): Promise<FakeTi
         record(404);
         return send(res, 404, openAiError(`The model \`${model}\` does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found'));
       }
+      if (opts.stalled?.()) return record(0);
       record(200);
       const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
       const answer = opts.solve(messages);

@@ -1,12 +1,11 @@
 /**
  * Talks to the server the way a client does: the SDK Client over the in-memory transport (with
- * the runtime at hand for assertions), or over stdio against the built dist/index.js.
+ * the runtime at hand for assertions; 2025 protocol only), or over stdio against the built
+ * dist/index.js, speaking the protocol version asked for.
  */
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport, type CallToolRequestOptions, type CallToolResult, type ClientCapabilities, type ClientOptions } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { after } from 'node:test';
 import { Runtime } from '../../src/runtime/wiring/runtime.js';
 import { loadSettings } from '../../src/runtime/config/settings.js';
@@ -21,8 +20,12 @@ export interface ToolAnswer {
 }
 
 /** Calls a tool and checks the invariant of every answer: structuredContent equals the text JSON. */
-export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}, options?: Parameters<Client['callTool']>[2]): Promise<ToolAnswer> {
-  const raw = (await client.callTool({ name, arguments: args }, undefined, options)) as CallToolResult;
+export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}, options?: CallToolRequestOptions): Promise<ToolAnswer> {
+  return toolAnswer(name, await client.callTool({ name, arguments: args }, options));
+}
+
+/** A tool's answer as any client received it, checked: a text block of JSON, and structuredContent equal to it. */
+export function toolAnswer(name: string, raw: CallToolResult): ToolAnswer {
   const text = raw.content.find((c) => c.type === 'text');
   assert.ok(text && text.type === 'text', `${name} answered without a text block`);
   let json: Record<string, any>;
@@ -40,29 +43,37 @@ export async function callTool(client: Client, name: string, args: Record<string
 export interface InMemoryHarness {
   client: Client;
   runtime: Runtime;
-  call(name: string, args?: Record<string, unknown>, options?: Parameters<Client['callTool']>[2]): Promise<ToolAnswer>;
+  call(name: string, args?: Record<string, unknown>, options?: CallToolRequestOptions): Promise<ToolAnswer>;
   close(): Promise<void>;
 }
 
 /** What a client that renders MCP Apps declares at `initialize` (Claude Desktop, VS Code, ...). */
 export const APPS_CLIENT_CAPABILITIES: ClientCapabilities = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
 
+/** `close` run once, by whichever comes first: a test's call or the end of the test file. */
+export function closedAfterFile(close: () => Promise<void>): () => Promise<void> {
+  let closed = false;
+  const once = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await close();
+  };
+  after(once);
+  return once;
+}
+
 /** A server over the in-memory transport with settings from `testEnv(env)`; closed after the file. */
 export async function connectInMemory(env: Record<string, string | undefined> = {}, cwd?: string, capabilities: ClientCapabilities = {}): Promise<InMemoryHarness> {
   const runtime = new Runtime(loadSettings(testEnv(env), cwd));
-  const server = createServer(runtime);
+  const { server } = createServer(runtime);
   const client = new Client({ name: 'test-client', version: '0.0.0' }, { capabilities });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   await Promise.all([client.connect(clientTransport), server.connect(serverTransport)]);
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
+  const close = closedAfterFile(async () => {
     await client.close();
     await runtime.close();
     await server.close();
-  };
-  after(close);
+  });
   return { client, runtime, call: (name, args, options) => callTool(client, name, args, options), close };
 }
 
@@ -73,19 +84,28 @@ export interface StdioHarness {
   close(): Promise<void>;
 }
 
-/** Spawns `node dist/index.js` (run `npm run build` first; `npm test` does). */
-export async function connectStdio(env: Record<string, string | undefined> = {}, cwd?: string): Promise<StdioHarness> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [DIST_ENTRY], env: testEnv(env), cwd, stderr: 'pipe' });
+/** The protocol versions test clients speak: two of the 2025 generation (initialize) and 2026-07-28 (server/discover, per-request envelope). */
+export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-11-25', '2026-07-28'] as const;
+export type ProtocolVersion = (typeof PROTOCOL_VERSIONS)[number];
+
+/** The SDK Client's options that make it speak `version`. */
+export function speaking(version: ProtocolVersion): ClientOptions {
+  return version === '2026-07-28' ? { versionNegotiation: { mode: { pin: version } } } : { supportedProtocolVersions: [version] };
+}
+
+export interface StdioOptions {
+  cwd?: string;
+  protocol?: ProtocolVersion;
+  capabilities?: ClientCapabilities;
+}
+
+/** Spawns `node dist/index.js` (run `npm run build` first; `npm test` does); the client speaks 2025-11-25 unless told. */
+export async function connectStdio(env: Record<string, string | undefined> = {}, options: StdioOptions = {}): Promise<StdioHarness> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [DIST_ENTRY], env: testEnv(env), cwd: options.cwd, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const client = new Client({ name: 'test-client', version: '0.0.0' });
+  const client = new Client({ name: 'test-client', version: '0.0.0' }, { ...speaking(options.protocol ?? '2025-11-25'), capabilities: options.capabilities ?? {} });
   await client.connect(transport);
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    await client.close();
-  };
-  after(close);
+  const close = closedAfterFile(() => client.close());
   return { client, transport, stderr: () => stderr, close };
 }

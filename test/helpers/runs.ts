@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { stringify } from 'yaml';
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { RunProcess } from '../../src/core/files/home.js';
 import type { ProcessRecord, RunRecord } from '../../src/runtime/runs/registry/record.js';
 import { isDamaged } from '../../src/runtime/runs/registry/record.js';

@@ -1,7 +1,8 @@
 /**
  * A private single-node Slurm cluster (scripts/slurm-cluster.sh) for the tests that need a real
  * one: started in a fresh state directory, stopped when the test file ends, and a way to find
- * any process of it left behind.
+ * any process of it left behind. The placement's tests may run against a cluster of one's own
+ * instead (`clusterForTests`, RL_TEST_SLURM_CONF): it is used, never started or stopped.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
@@ -24,7 +25,7 @@ export function slurmMissing(opts: { accounting?: boolean } = {}): string | unde
 }
 
 export interface SlurmCluster {
-  /** Its state directory: config, logs, pid files, spool. */
+  /** Its state directory: config, logs, pid files, spool; empty for a cluster of one's own. */
   dir: string;
   /** What the script printed to use it: SLURM_CONF, SLURM_TEST_PARTITION, SLURM_TEST_NODE, ... */
   vars: Record<string, string>;
@@ -84,4 +85,33 @@ export function clusterProcesses(dir: string): number[] {
     }
   }
   return found;
+}
+
+/**
+ * A cluster of one's own, named by RL_TEST_SLURM_CONF (its slurm.conf), with RL_TEST_SLURM_PARTITION
+ * (default: the cluster's default partition) and RL_TEST_SLURM_ACCOUNTING=1 when sacct answers.
+ */
+function ownCluster(conf: string): SlurmCluster {
+  const vars: Record<string, string> = {
+    SLURM_CONF: conf,
+    ...(process.env.RL_TEST_SLURM_PARTITION ? { SLURM_TEST_PARTITION: process.env.RL_TEST_SLURM_PARTITION } : {}),
+    SLURM_TEST_ACCOUNTING: process.env.RL_TEST_SLURM_ACCOUNTING === '1' ? '1' : '0',
+  };
+  const env = { ...(process.env as Record<string, string>), ...vars };
+  const run = async (command: string, args: string[]) => (await execFileP(command, args, { env, encoding: 'utf8', timeout: 60_000 })).stdout;
+  return { dir: '', vars, env, run, stop: () => Promise.resolve() };
+}
+
+/** Why the Slurm placement's tests cannot run here; a cluster of one's own needs only the client commands. */
+export function slurmTestsCannotRun(opts: { accounting?: boolean } = {}): string | undefined {
+  if (!process.env.RL_TEST_SLURM_CONF) return slurmMissing(opts);
+  const dirs = (process.env.PATH ?? '').split(':');
+  const missing = ['sbatch', 'squeue', 'scancel', 'scontrol', 'srun'].filter((p) => !dirs.some((d) => d && existsSync(join(d, p))));
+  return missing.length > 0 ? `Slurm's ${missing.join(', ')} not found on PATH` : undefined;
+}
+
+/** The cluster the placement's tests use: one's own (RL_TEST_SLURM_CONF), else a private one for the file. */
+export function clusterForTests(opts: { accounting?: boolean } = {}): Promise<SlurmCluster> {
+  const conf = process.env.RL_TEST_SLURM_CONF;
+  return conf ? Promise.resolve(ownCluster(conf)) : startSlurmCluster(opts);
 }

@@ -10,9 +10,11 @@
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/,
- *                   wandb-history.json, cookbook/ (a cookbook run's log_path)
+ *                   wandb-history.json, cookbook/ (a cookbook run's log_path),
+ *                   slurm/ (a Slurm run's job script and the files its steps start by)
  *     inference_tests/<test_id>/result.json, <model files>
  *     evaluations/<eval_id>/result.json, <model files> (samples, logs, the environment's metrics)
+ *     tasks.key
  */
 import { join } from 'node:path';
 
@@ -41,6 +43,8 @@ export const RUN_FILES = {
   history: 'wandb-history.json',
   /** A tinker-cookbook run's log_path: its config.json, metrics.jsonl, checkpoints.jsonl and logs.log. */
   cookbookLogDir: 'cookbook',
+  /** A Slurm run's job script, its output, and the files the server and the script start and follow its steps by. */
+  slurm: 'slurm',
 } as const;
 
 /** The batch the trainer took last, rewritten in its working directory at every step (tinker-atropos). */
@@ -77,3 +81,5 @@ export const inferenceTestDir = (home: string, testId: string): string => join(i
 export const evaluationsRoot = (home: string): string => join(home, 'evaluations');
 export const evaluationDir = (home: string, evalId: string): string => join(evaluationsRoot(home), evalId);
 export const EVALUATION_RESULT = 'result.json';
+/** The key that signs task ids (the MCP tasks extension), so any server sharing RL_HOME knows a task another issued. */
+export const taskKeyPath = (home: string): string => join(home, 'tasks.key');

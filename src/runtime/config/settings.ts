@@ -15,6 +15,7 @@ import { BUNDLED_EXAMPLES_ROOT } from '../../core/files/paths.js';
 import { defaultLockedValues, type LockedValues, type Settings } from '../../core/settings.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
 import { COST_KEYS, costSettings } from '../cost/priceConfig.js';
+import { PLACEMENT_KEYS, placementSettings } from './placementSettings.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -24,7 +25,7 @@ const KNOWN_KEYS = [
   'RL_STATUS_MIN_INTERVAL_SECONDS', 'RL_STOP_GRACE_SECONDS', 'RL_STOP_RUNS_ON_EXIT', 'RL_STALL_SECONDS', 'RL_MAX_CONCURRENT_RUNS',
   'RL_STALL_ACTION', 'RL_ALLOW_UNMANAGED_ENVIRONMENTS', 'RL_API_READY_TIMEOUT_SECONDS', 'RL_TRAINER_READY_TIMEOUT_SECONDS',
   'RL_ENV_READY_TIMEOUT_SECONDS', 'RL_INTROSPECT_TIMEOUT_SECONDS', 'TINKER_API_KEY', 'WANDB_API_KEY', 'OPENROUTER_API_KEY',
-  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'TINKER_OAI_BASE_URL', 'TINKER_BASE_URL', 'TINKER_PROJECT_ID', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS,
+  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'TINKER_OAI_BASE_URL', 'TINKER_BASE_URL', 'TINKER_PROJECT_ID', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS, ...PLACEMENT_KEYS,
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
 
@@ -312,6 +313,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     inferencePort,
     ...timings(src),
     ...watchdog(src),
+    ...placementSettings((key) => src.get(key)),
     secrets: {
       tinkerApiKey: src.get('TINKER_API_KEY'),
       wandbApiKey: src.get('WANDB_API_KEY'),

@@ -102,6 +102,14 @@ export class Evaluations {
     return stored;
   }
 
+  /** Stops an evaluation this server runs (its model process goes at once); false when it runs nowhere here. */
+  cancel(evalId: string, reason: string): boolean {
+    const evaluation = this.running.get(evalId);
+    if (evaluation?.status !== 'running') return false;
+    evaluation.cancel(reason);
+    return true;
+  }
+
   /** A stored result.json, or undefined when the evaluation does not exist. */
   async stored(evalId: string): Promise<EvaluationOutput | undefined> {
     if (!EVAL_ID_PATTERN.test(evalId)) return undefined;

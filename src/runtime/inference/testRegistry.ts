@@ -173,6 +173,14 @@ export class InferenceTests {
     });
   }
 
+  /** Stops a test this server runs (its model processes go at once); false when it runs nowhere here. */
+  cancel(testId: string, reason: string): boolean {
+    const test = this.tests.get(testId);
+    if (test?.status !== 'running') return false;
+    test.cancel(reason);
+    return true;
+  }
+
   /** Tests of this server process, newest first. */
   list(): InferenceTest[] {
     return [...this.tests.values()].reverse();

@@ -57,4 +57,6 @@ export interface StartedRun {
   config: Record<string, JsonValue>;
   /** What the run will cost, as estimated at its start. */
   estimate: RunEstimate;
+  /** A Slurm run's job script, as submitted (or, for a dry run, as it would be). */
+  script?: string;
 }

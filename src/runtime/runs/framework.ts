@@ -12,7 +12,7 @@ import type { SecretRedactor } from '../../core/redact.js';
 import type { Settings } from '../../core/settings.js';
 import type { RunEstimate } from '../cost/estimate.js';
 import type { TinkerFacts } from '../environments/tinkerReadiness.js';
-import type { FrameworkName, RunNames, RunObservations, RunRecord, UntrainedSteps } from './registry/record.js';
+import type { FrameworkName, PlacementName, RunNames, RunObservations, RunRecord, UntrainedSteps } from './registry/record.js';
 
 /** What a run trains: the environment (or recipe) and its config values (ConfigSelection.forRun). */
 export interface RunSelection {
@@ -32,6 +32,8 @@ export interface StartRequest {
   runId: string;
   /** The run's directory, not created yet. */
   runDir: string;
+  /** Where the run is placed, and the address its processes' servers listen on so the server reaches them. */
+  placement: { name: PlacementName; bindHost: string };
   signal?: AbortSignal;
 }
 

@@ -8,16 +8,18 @@
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { RUN_FILES, runIndexPath, startLockPath } from '../../core/files/home.js';
+import { RUN_FILES, runIndexPath } from '../../core/files/home.js';
 import type { CoreServices } from '../../core/services.js';
 import { delay, waitAtMost } from '../../core/wait.js';
 import { type StartedRun, type StatusReport, type StopAnswer, stopAnswer } from './answers.js';
-import type { Preflight, RunFramework, RunPlan, RunSelection, StartRequest } from './framework.js';
+import type { RunSelection } from './framework.js';
 import { frameworkFor, frameworkOf } from './frameworks.js';
-import { placement, placementOf } from './placements.js';
+import { placement, placementOf, processIdentity } from './placements.js';
+import type { PlacementOptions } from './placement/placement.js';
+import { activeOf, createRun } from './creation.js';
 import { FileLock } from './registry/fileLock.js';
 import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
-import { initialRecord, isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
+import { isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
 import { refuseAtLimit } from './placement/host.js';
 import { RunStore } from './registry/store.js';
 import { RunSupervisor, TICK_MS } from './supervision/supervisor.js';
@@ -26,7 +28,7 @@ import { assessHealth, type HealthPolicy } from './watching/health.js';
 import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
 import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
-import { estimateSelection, planFor, refuseOverBudget, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
+import { estimateSelection, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
 import type { RunUsage } from './usage.js';
 import { type ResumedRun, resumeRun } from './resume.js';
 
@@ -34,10 +36,17 @@ import { type ResumedRun, resumeRun } from './resume.js';
 const FOLLOW_MS = 2_000;
 /** rl_stop_training waits this long for the stop to finish before answering `stopping`. */
 const STOP_ANSWER_WAIT_MS = 20_000;
-const START_LOCK_TIMEOUT_MS = 5_000;
 
 /** Whether a process the record calls running still lives, as its placement tells. */
-const anyAlive = (run: { placement?: PlacementName; running: RecordedProcess[] }): boolean => run.running.some((p) => placement(run.placement ?? 'local').isAlive(p));
+const anyAlive = (run: { placement?: PlacementName; running: RecordedProcess[] }): boolean => run.running.some((p) => processIdentity(run.placement ?? 'local').isAlive(p));
+
+/** Where a start places its run (RL_PLACEMENT unless it says), with what resources, and whether it only shows what it would do. */
+export interface StartOptions {
+  placement?: PlacementName;
+  resources?: PlacementOptions;
+  /** Lay the run out and answer it (a Slurm job's script included) without writing or starting anything. */
+  dryRun?: boolean;
+}
 
 export class RunManager {
   private readonly store: RunStore;
@@ -65,14 +74,20 @@ export class RunManager {
    * time (a start must see the run created before it), under the start lock shared with the other
    * servers on RL_HOME.
    */
-  async start(selection: RunSelection, signal?: AbortSignal): Promise<StartedRun> {
+  async start(selection: RunSelection, options: StartOptions = {}, signal?: AbortSignal): Promise<StartedRun> {
     const { settings } = this.core;
     const framework = frameworkFor(selection);
-    refuseAtLimit(this.activeRuns(), settings.maxConcurrentRuns);
+    const where = placement(options.placement ?? settings.placement, settings);
+    refuseAtLimit(activeOf(this.activeRuns(), where), where.limit(settings));
     const runId = this.store.unusedRunId();
-    const request = { settings, selection, runId, runDir: this.store.dir(runId), signal };
+    const request = { settings, selection, runId, runDir: this.store.dir(runId), placement: { name: where.name, bindHost: where.bindHost }, signal };
     const preflight = await framework.preflight(request);
-    const created = this.creating.then(() => this.createRun(framework, { ...request, preflight }));
+    const run = { framework, placement: where, request: { ...request, preflight }, resources: options.resources ?? {}, dryRun: options.dryRun === true };
+    const created = this.creating.then(async () => {
+      const { lock, ...started } = await createRun({ core: this.core, store: this.store, activeRuns: () => this.activeRuns(), endingRuns: () => this.endingRuns() }, run);
+      if (lock !== undefined) this.supervise(started.record, lock).begin();
+      return started;
+    });
     this.creating = created.catch(() => undefined);
     return created;
   }
@@ -223,57 +238,6 @@ export class RunManager {
     return entries.filter((entry): entry is RunRecord => entry !== undefined && !isDamaged(entry));
   }
 
-  private async createRun(framework: RunFramework, request: StartRequest & { preflight: Preflight }): Promise<StartedRun> {
-    const { settings } = this.core;
-    request.signal?.throwIfAborted();
-    // Servers sharing RL_HOME: the active-run checks, the choice of ports and the creation must not interleave.
-    this.store.ensureRoot();
-    const startLock = new FileLock(startLockPath(settings.home));
-    startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
-    try {
-      const active = this.activeRuns();
-      refuseAtLimit(active, settings.maxConcurrentRuns);
-      const plan = await framework.plan({ ...request, active, neighbours: [...active, ...this.endingRuns()] });
-      refuseOverBudget(settings, plan.estimate, active);
-      const record = { ...this.newRecord(request.runId, request.selection, framework, plan), cost: planFor(settings, plan.estimate) };
-      const lock = this.create(record, plan);
-      this.core.logger.info({ run_id: record.run_id, framework: framework.name, environment: record.environment, ports: record.ports }, 'run starting');
-      this.supervise(record, lock).begin();
-      return { record, config: plan.shownConfig, estimate: plan.estimate };
-    } finally {
-      startLock.release();
-    }
-  }
-
-  private newRecord(runId: string, selection: RunSelection, framework: RunFramework, plan: RunPlan): RunRecord {
-    return initialRecord({
-      runId,
-      framework: framework.name,
-      placement: 'local',
-      selection,
-      names: plan.names,
-      configPath: plan.configPath,
-      logs: Object.fromEntries(framework.startOrder.map((name) => [name, this.store.logPath(runId, name)])),
-      ports: plan.ports,
-      commands: plan.commands,
-      cwds: plan.cwds,
-    });
-  }
-
-  /** Creates the run directory and its files; the supervisor lock is held before run.json exists. */
-  private create(record: RunRecord, plan: RunPlan): FileLock {
-    const dir = this.store.dir(record.run_id);
-    let lock: FileLock | undefined;
-    this.store.create(record, () => {
-      // Taken before run.json exists, so no other server can adopt the run before we supervise it.
-      lock = new FileLock(this.store.supervisorLockPath(record.run_id));
-      if (!lock.tryAcquire()) throw new Error(`cannot lock the new run directory ${dir}`);
-      plan.write(this.core.redactor);
-      for (const path of Object.values(record.logs)) writeFileSync(path, '', { flag: 'a' });
-    });
-    return lock!;
-  }
-
   private supervise(record: RunRecord, lock: FileLock): RunSupervisor {
     const supervisor = new RunSupervisor(
       {
@@ -283,7 +247,7 @@ export class RunManager {
         store: this.store,
         lock,
         framework: frameworkOf(record),
-        placement: placementOf(record),
+        placement: placementOf(record, this.core.settings),
         childEnvs: frameworkOf(record).childEnvironments(this.core.settings, record),
         onReleased: (runId) => this.supervisors.delete(runId),
         othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),

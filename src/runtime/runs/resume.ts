@@ -16,7 +16,9 @@ import type { Logger } from '../../core/logger.js';
 import type { Settings } from '../../core/settings.js';
 import type { ResumePoint } from './framework.js';
 import { frameworkOf } from './frameworks.js';
+import { activeOf } from './creation.js';
 import { refuseAtLimit } from './placement/host.js';
+import { placementOf } from './placements.js';
 import { FileLock } from './registry/fileLock.js';
 import { emptyProcess, isActive, isDamaged, processOf, runProcesses, type RunRecord } from './registry/record.js';
 import type { RunStore } from './registry/store.js';
@@ -75,6 +77,8 @@ export async function resumeRun(ctx: ResumeContext, runId: string): Promise<Resu
   if (isDamaged(entry)) throw refusal(`Run '${runId}' has a damaged record (${entry.damaged}): it cannot be resumed.`, runId);
   const why = resumeRefusal(entry);
   if (why !== undefined) throw refusal(why, runId);
+  const placed = placementOf(entry, ctx.settings);
+  if (placed.resumeRefusal !== undefined) throw refusal(`Run '${runId}': ${placed.resumeRefusal}.`, runId);
   const point = await frameworkOf(entry).resumePoint(entry);
   const overBudget = budgetStop(entry, 0, undefined);
   if (overBudget !== undefined) throw refusal(`Run '${runId}' cannot be resumed: ${overBudget}.`, runId);
@@ -82,7 +86,7 @@ export async function resumeRun(ctx: ResumeContext, runId: string): Promise<Resu
   const startLock = new FileLock(startLockPath(ctx.settings.home));
   startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
   try {
-    refuseAtLimit(ctx.activeRuns(), ctx.settings.maxConcurrentRuns);
+    refuseAtLimit(activeOf(ctx.activeRuns(), placed), placed.limit(ctx.settings));
     const lock = new FileLock(ctx.store.supervisorLockPath(runId));
     if (!lock.tryAcquire()) throw refusal(`Run '${runId}' is being finished by another server (it holds the run's supervisor lock): try again in a moment.`, runId);
     let record: RunRecord | undefined;

@@ -9,7 +9,7 @@ import { runLogUri } from '../../core/resourceUris.js';
 import type { RunProcess } from '../../core/files/home.js';
 import type { TrainingSummary } from './framework.js';
 import { frameworkOf } from './frameworks.js';
-import { placementOf } from './placements.js';
+import { processIdentity } from './placements.js';
 import { logOf, processOf, runProcesses, type FrameworkName, type PlacementName, type ProcessState, type RunPhase, type RunRecord, type RunStatus } from './registry/record.js';
 import { assessHealth, type Health, type HealthPolicy } from './watching/health.js';
 import { runCost, type RunCost } from './runCost.js';
@@ -28,6 +28,8 @@ export interface RunView {
   run_id: string;
   framework: FrameworkName;
   placement: PlacementName;
+  /** The Slurm job holding the run's processes (placement `slurm`), once submitted. */
+  slurm_job_id?: string;
   status: RunStatus;
   phase: RunPhase;
   health: Health;
@@ -56,7 +58,7 @@ export interface RunView {
 
 export function processView(record: RunRecord, name: RunProcess): ProcessView {
   const p = processOf(record, name);
-  const gone = p.state === 'running' && !placementOf(record).isAlive(p);
+  const gone = p.state === 'running' && !processIdentity(record.placement).isAlive(p);
   return {
     state: gone ? 'exited' : p.state,
     pid: p.pid,
@@ -84,6 +86,7 @@ export async function describeRun(record: RunRecord, redactor: SecretRedactor, p
     run_id: record.run_id,
     framework: record.framework,
     placement: record.placement,
+    ...(record.slurm_job_id !== undefined ? { slurm_job_id: record.slurm_job_id } : {}),
     status: record.status,
     phase: record.phase,
     health: assessHealth(record, Date.now(), policy),

@@ -37,7 +37,10 @@ export interface WaitAnswer {
 
 export interface WaitRequest {
   until: WaitCondition;
+  /** 0: one look at the run, no wait. */
   timeoutSeconds: number;
+  /** The steps completed when the wait began, when it began before this call (a task's wait): `step` means one more. */
+  baseline?: number;
   signal?: AbortSignal;
   /** Rising `progress` (seconds waited) out of `total` (the timeout), with what the run is doing. */
   onProgress?(progress: number, total: number, message: string): Promise<void>;
@@ -51,7 +54,7 @@ export interface WaitSubject {
   logger: Logger;
 }
 
-const stepsOf = (record: RunRecord): number => record.observed?.steps_completed ?? 0;
+export const stepsOf = (record: RunRecord): number => record.observed?.steps_completed ?? 0;
 
 /** Whether the condition holds; `baseline` is the steps completed when the wait began. */
 export function conditionHolds(record: RunRecord, until: WaitCondition, baseline: number): boolean {
@@ -80,7 +83,7 @@ export async function waitForRun(subject: WaitSubject, request: WaitRequest): Pr
   let wake = new AbortController();
   const watcher = new ChangeWatcher(subject.logger, { throttleMs: 100, safetyPollMs: POLL_MS });
   watcher.watch({ ...fileWatch(subject.recordPath), onChange: () => wake.abort() });
-  let baseline: number | undefined;
+  let baseline = request.baseline;
   let told = { what: '', at: -Infinity, progress: -1 };
   try {
     for (;;) {

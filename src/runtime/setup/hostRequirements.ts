@@ -114,6 +114,8 @@ export const RL_HOME: Requirement = {
 /** One probe for both ports: bound on `host` as the process that needs the port binds it. */
 /** The configured ports are the first run's: with other runs active, a new run draws free ports of its own. */
 const firstRunOnly = (ctx: StartContext): boolean => (ctx.activeRuns?.().length ?? 0) === 0;
+/** The ports are this host's: a Slurm run's processes listen on a node's. */
+const onThisHost = (ctx: StartContext): boolean => ctx.placement === 'local';
 
 async function portOutcome(ctx: StartContext, host: string, port: number, message: string, setting: string): Promise<Outcome> {
   if (!firstRunOnly(ctx)) return met(`not used while runs are active: a new run gets free ports of its own`);
@@ -127,6 +129,7 @@ async function portOutcome(ctx: StartContext, host: string, port: number, messag
 export const API_PORT: Requirement = {
   check: 'api port',
   placement: true,
+  applies: onThisHost,
   required: firstRunOnly,
   atStart: true,
   evaluate: (ctx) => {
@@ -145,6 +148,7 @@ export const API_PORT: Requirement = {
 export const INFERENCE_PORT: Requirement = {
   check: 'inference port',
   placement: true,
+  applies: onThisHost,
   required: firstRunOnly,
   atStart: true,
   evaluate: (ctx) => {

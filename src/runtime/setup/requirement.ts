@@ -10,6 +10,8 @@ import type { TinkerFacts } from '../environments/tinkerReadiness.js';
 import type { WandbAccess } from '../wandb/reader.js';
 import type { InterpreterProbe } from './installation.js';
 import type { LiveModels } from '../tinker/models.js';
+import type { PlacementName } from '../runs/registry/record.js';
+import type { SlurmProbe } from './slurmProbe.js';
 
 /** A requirement met (what was found), or not: `message` is the whole sentence with the fix. */
 export type Outcome = { ok: true; detail: string } | { ok: false; detail: string; message: string; hints: Record<string, unknown> };
@@ -24,12 +26,16 @@ export interface StartContext {
   /** What the selected environment's code says about training on Tinker, when there is a selection. */
   tinker?: TinkerFacts;
   signal?: AbortSignal;
+  /** Where the run is placed (the doctor: RL_PLACEMENT): Slurm's checks concern Slurm runs, the ports local ones. */
+  placement: PlacementName;
   /** RL_PYTHON's version and imports: one interpreter launch, shared by the checks that need it. */
   interpreter(): Promise<InterpreterProbe>;
   /** The base model the run trains (the locked one when not given). */
   model?: string;
   /** The base models Tinker serves now (cached an hour), or why they could not be had. */
   liveModels(): Promise<LiveModels>;
+  /** Slurm's commands and controller as this server finds them: one look, shared by the Slurm checks. */
+  slurm(): Promise<SlurmProbe>;
   /** Ids of the runs active on this host, named in a busy port's detail (the doctor's). */
   activeRuns?(): string[];
 }
@@ -51,6 +57,8 @@ interface RequirementBase {
   placement?: true;
   /** False for what only some tools need; may depend on whether the run uses W&B. */
   required(ctx: StartContext): boolean;
+  /** Whether it concerns this start (and the doctor's report) at all: Slurm's checks only where runs go to Slurm. Absent: always. */
+  applies?(ctx: StartContext): boolean;
 }
 
 /** Checked by every start (and the doctor), or by the doctor only, which may find it not applicable (undefined). */

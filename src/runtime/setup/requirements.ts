@@ -12,6 +12,9 @@ import { API_PORT, INFERENCE_PORT, OPENROUTER_API_KEY, RL_HOME, TINKER_API_KEY, 
 import { ATROPOSLIB, ENVIRONMENT_IMPORT, ENVIRONMENTS, LAUNCH_TRAINING, PYTHON, RUN_API, TINKER, TINKER_READY } from './installRequirements.js';
 import { probeInterpreter, reusableProbe } from './installation.js';
 import { PRICE_TABLE } from './costRequirements.js';
+import { RL_HOME_SHARED, SLURM_ACCOUNTING, SLURM_COMMANDS, SLURM_CONTROLLER, SLURM_PARTITION } from './slurmRequirements.js';
+import { probeSlurm } from './slurmProbe.js';
+import type { PlacementName } from '../runs/registry/record.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
 import { type TinkerFacts } from '../environments/tinkerReadiness.js';
 import { BASE_MODEL } from './modelRequirements.js';
@@ -21,8 +24,8 @@ import { secretValues } from '../../core/settings.js';
 
 /**
  * In the order a start checks them: what the server's environment lacks, then the install (the
- * file lookups before the interpreter launch), then RL_HOME and the ports, probed last because
- * they are the likeliest to change in the meantime.
+ * file lookups before the interpreter launch), then RL_HOME, Slurm (for runs placed there) and the
+ * ports (for runs on this host), probed last because they are the likeliest to change in the meantime.
  */
 export const REQUIREMENTS: readonly Requirement[] = [
   TINKER_API_KEY,
@@ -38,6 +41,11 @@ export const REQUIREMENTS: readonly Requirement[] = [
   ENVIRONMENT_IMPORT,
   ENVIRONMENTS,
   RL_HOME,
+  SLURM_COMMANDS,
+  SLURM_CONTROLLER,
+  SLURM_PARTITION,
+  SLURM_ACCOUNTING,
+  RL_HOME_SHARED,
   API_PORT,
   INFERENCE_PORT,
   WANDB_ACCESS,
@@ -59,7 +67,7 @@ export interface SelectedForChecks {
 }
 
 /** What a start's checks read; `reuseProbe`: a start takes RL_PYTHON's last good probe of this environment (installation.ts). */
-export function startContext(settings: Settings, selected: SelectedForChecks | undefined, signal?: AbortSignal, reuseProbe = false): StartContext {
+export function startContext(settings: Settings, selected: SelectedForChecks | undefined, signal?: AbortSignal, reuseProbe = false, placement: PlacementName = settings.placement): StartContext {
   const probe = reuseProbe ? reusableProbe : probeInterpreter;
   return {
     settings,
@@ -67,11 +75,15 @@ export function startContext(settings: Settings, selected: SelectedForChecks | u
     ...(selected !== undefined ? { environmentFile: selected.file } : {}),
     ...(selected?.tinker !== undefined ? { tinker: selected.tinker } : {}),
     signal,
+    placement,
     interpreter: once(() => probe(settings, signal, selected?.file)),
     ...(selected?.model !== undefined ? { model: selected.model } : {}),
     liveModels: once(() => liveModels({ settings, redactor: new SecretRedactor(secretValues(settings)) }, signal)),
+    slurm: once(() => probeSlurm(settings)),
   };
 }
+
+const applies = (requirement: Requirement, ctx: StartContext): boolean => requirement.applies?.(ctx) ?? true;
 
 /**
  * A start: its requirements in order; UserError(message, hints) at the first required one unmet.
@@ -79,7 +91,7 @@ export function startContext(settings: Settings, selected: SelectedForChecks | u
  */
 export async function refuseUnmetRequirements(ctx: StartContext, placement = false): Promise<void> {
   for (const requirement of REQUIREMENTS) {
-    if (!requirement.atStart || !requirement.required(ctx) || (requirement.placement === true) !== placement) continue;
+    if (!requirement.atStart || !applies(requirement, ctx) || !requirement.required(ctx) || (requirement.placement === true) !== placement) continue;
     const outcome = await requirement.evaluate(ctx);
     if (!outcome.ok) throw new UserError(outcome.message, outcome.hints);
   }
@@ -89,8 +101,9 @@ export type Assessment = Outcome & { check: string; required: boolean };
 
 /** The doctor: every requirement that applies, evaluated at once, reported in the list's order. */
 export async function assessRequirements(ctx: DoctorContext): Promise<Assessment[]> {
-  const outcomes = await Promise.all(REQUIREMENTS.map((r) => r.evaluate(ctx)));
-  return REQUIREMENTS.flatMap((r, i) => {
+  const requirements = REQUIREMENTS.filter((r) => applies(r, ctx));
+  const outcomes = await Promise.all(requirements.map((r) => r.evaluate(ctx)));
+  return requirements.flatMap((r, i) => {
     const outcome = outcomes[i];
     return outcome === undefined ? [] : [{ ...outcome, check: r.check, required: r.required(ctx) }];
   });

@@ -12,7 +12,7 @@ import { realChildDir, realFileWithin } from '../../core/files/safePath.js';
 import { pickRollouts, type PickedRollout, type RolloutFilter, type SourcedRollout } from '../evaluation/picking.js';
 import { groupRollouts, readRolloutGroups, type GroupWire } from '../evaluation/rollouts.js';
 import { readExchanges } from '../inference/wire/exchanges.js';
-import { isActive, isDamaged } from '../runs/registry/record.js';
+import { hostOf, isActive, isDamaged } from '../runs/registry/record.js';
 import type { Runtime } from './runtime.js';
 
 export interface RolloutsArgs {
@@ -88,7 +88,7 @@ async function latestExample(runtime: Runtime, runId: string): Promise<{ rollout
   }
   let body: unknown;
   try {
-    const res = await fetch(`http://127.0.0.1:${run.ports.api}/latest_example`, { signal: AbortSignal.timeout(LATEST_EXAMPLE_TIMEOUT_MS) });
+    const res = await fetch(`http://${hostOf(run)}:${run.ports.api}/latest_example`, { signal: AbortSignal.timeout(LATEST_EXAMPLE_TIMEOUT_MS) });
     if (!res.ok) return { reason: `The run's Atropos API answered HTTP ${res.status} to /latest_example.` };
     body = await res.json();
   } catch (err) {

@@ -8,7 +8,7 @@ import { addEnvSignals, type EnvLogSignals } from './logSignals.js';
 import { LogCursor } from '../supervision/polling.js';
 import { getJson } from './probes.js';
 import type { RunLook, RunObserver } from '../framework.js';
-import { logOf, processOf, type RunObservations, type RunRecord } from '../registry/record.js';
+import { hostOf, logOf, processOf, type RunObservations, type RunRecord } from '../registry/record.js';
 import { TrainerLogScanner, type TrainerLogSummary } from './trainerLog.js';
 import { addBatch, BatchReader, type BatchTokens } from './batchTokens.js';
 
@@ -111,7 +111,7 @@ export class AtroposObserver implements RunObserver {
 
   private async lookAtFiles(): Promise<Look> {
     await this.start();
-    const [trainerText, envText, status, batch] = await Promise.all([this.trainer.cursor.read(), this.env.cursor.read(), getJson(this.record().ports.api, '/status'), this.batches.next()]);
+    const [trainerText, envText, status, batch] = await Promise.all([this.trainer.cursor.read(), this.env.cursor.read(), getJson({ host: hostOf(this.record()), port: this.record().ports.api }, '/status'), this.batches.next()]);
     this.trainer.scanner.feed(trainerText);
     const lines = (this.env.partial + envText).split('\n');
     this.env.partial = lines.pop() ?? '';

@@ -10,6 +10,7 @@ import { findLaunchTraining, findRunApi } from '../../setup/installation.js';
 import { refuseUnmetRequirements, startContext } from '../../setup/requirements.js';
 import type { StartContext } from '../../setup/requirement.js';
 import type { RunSelection } from '../framework.js';
+import type { PlacementName } from '../registry/record.js';
 
 /** Values that make the Atropos API unable to ever hand the trainer a batch. */
 export function refuseStallingConfig(env: Record<string, JsonValue>): void {
@@ -36,8 +37,8 @@ export function refuseStallingConfig(env: Record<string, JsonValue>): void {
 }
 
 /** Where the start found the processes it launches. */
-function checksOf(settings: Settings, selection: RunSelection, signal: AbortSignal | undefined, reuseProbe: boolean, model?: string): StartContext {
-  return startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker, ...(model !== undefined ? { model } : {}) }, signal, reuseProbe);
+function checksOf(settings: Settings, selection: RunSelection, placement: PlacementName, signal: AbortSignal | undefined, reuseProbe: boolean, model?: string): StartContext {
+  return startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker, ...(model !== undefined ? { model } : {}) }, signal, reuseProbe, placement);
 }
 
 /**
@@ -45,9 +46,9 @@ function checksOf(settings: Settings, selection: RunSelection, signal: AbortSign
  * runs every server recorded, so another server's run started a moment earlier (which holds them)
  * makes this one draw free ports instead of being refused.
  */
-export async function refuseBusyPorts(settings: Settings, selection: RunSelection, active: readonly unknown[]): Promise<void> {
+export async function refuseBusyPorts(settings: Settings, selection: RunSelection, active: readonly unknown[], placement: PlacementName): Promise<void> {
   if (active.length > 0) return;
-  await refuseUnmetRequirements(checksOf(settings, selection, undefined, true), true);
+  await refuseUnmetRequirements(checksOf(settings, selection, placement, undefined, true), true);
 }
 
 export interface Installation {
@@ -60,9 +61,9 @@ export interface Installation {
  * requirements (setup/requirements.ts), the ones the doctor reports too.
  */
 /** The ports are not checked here: where the run is placed decides them, under the start lock (`refuseBusyPorts`); `model`: the base model it trains. */
-export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, model: string, signal?: AbortSignal): Promise<Installation> {
+export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, placement: PlacementName, model: string, signal?: AbortSignal): Promise<Installation> {
   refuseStallingConfig(env);
-  await refuseUnmetRequirements(checksOf(settings, selection, signal, true, model));
+  await refuseUnmetRequirements(checksOf(settings, selection, placement, signal, true, model));
   signal?.throwIfAborted();
   // Both were found a moment ago by the launch_training.py and run-api requirements.
   return { runApi: findRunApi(settings), launchTraining: findLaunchTraining(settings) };

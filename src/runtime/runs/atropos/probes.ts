@@ -6,11 +6,17 @@ import { request } from 'node:http';
 
 const PROBE_TIMEOUT_MS = 2_000;
 
-/** GET http://127.0.0.1:<port><path> as JSON; undefined when nothing answers (refused, timeout, not JSON). */
-export function getJson(port: number, path: string): Promise<{ status: number; body: unknown } | undefined> {
+/** Where a run's server listens, as the server reaches it: this host's loopback, or a Slurm node's address. */
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/** GET http://<host>:<port><path> as JSON; undefined when nothing answers (refused, timeout, not JSON). */
+export function getJson({ host, port }: Endpoint, path: string): Promise<{ status: number; body: unknown } | undefined> {
   return new Promise((resolve) => {
     // No keep-alive agent: a pooled socket would outlive the probe and hold the event loop.
-    const req = request({ host: '127.0.0.1', port, path, method: 'GET', agent: false, timeout: PROBE_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
+    const req = request({ host, port, path, method: 'GET', agent: false, timeout: PROBE_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
@@ -40,25 +46,25 @@ export function getJson(port: number, path: string): Promise<{ status: number; b
 const field = (body: unknown, name: string): unknown => (typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined);
 
 /** `GET <path>` answers 200 (the API's `/`, the trainer's inference server `/health`). */
-export async function serverAnswers(port: number, path: string): Promise<boolean> {
-  return (await getJson(port, path))?.status === 200;
+export async function serverAnswers(at: Endpoint, path: string): Promise<boolean> {
+  return (await getJson(at, path))?.status === 200;
 }
 
 /** The API is up: `GET /` answers 200. */
-export function apiAnswers(port: number): Promise<boolean> {
-  return serverAnswers(port, '/');
+export function apiAnswers(at: Endpoint): Promise<boolean> {
+  return serverAnswers(at, '/');
 }
 
 /** A trainer has registered: `GET /wandb_info` names a project. */
-export async function trainerRegistered(port: number): Promise<boolean> {
-  const answer = await getJson(port, '/wandb_info');
+export async function trainerRegistered(at: Endpoint): Promise<boolean> {
+  const answer = await getJson(at, '/wandb_info');
   const project = field(answer?.body, 'project');
   return answer?.status === 200 && typeof project === 'string' && project !== '';
 }
 
 /** Environment data has reached the API: groups queued, or batches already handed out. */
-export async function dataFlowing(port: number): Promise<boolean> {
-  const answer = await getJson(port, '/status');
+export async function dataFlowing(at: Endpoint): Promise<boolean> {
+  const answer = await getJson(at, '/status');
   if (answer?.status !== 200) return false;
   const queue = field(answer.body, 'queue_size');
   const step = field(answer.body, 'current_step');

@@ -58,7 +58,7 @@ export function estimateAtropos(settings: Settings, selection: RunSelection): Ru
 export async function preflightAtropos(request: StartRequest): Promise<Preflight> {
   const { settings, selection, runId, runDir, signal } = request;
   const config = provisionalConfig(settings, selection, runId, runDir);
-  const install = await preflight(settings, selection, config.env, trainedModel(config), signal);
+  const install = await preflight(settings, selection, config.env, request.placement.name, trainedModel(config), signal);
   return { executables: { runApi: install.runApi, launchTraining: install.launchTraining } };
 }
 
@@ -84,10 +84,11 @@ export function refuseHardCodedPort(environmentFile: string, active: readonly Ru
 
 export async function planAtropos(request: StartRequest & { active: readonly RunRecord[]; neighbours: readonly RunRecord[]; preflight: Preflight }): Promise<RunPlan> {
   const { settings, selection, runId, runDir, active, neighbours } = request;
+  const { bindHost } = request.placement;
   const { runApi, launchTraining } = request.preflight.executables;
   refuseHardCodedPort(selection.environment.file_path, active);
   // A run that ended a moment ago may still hold the configured ports while its leftovers stop.
-  await refuseBusyPorts(settings, selection, neighbours);
+  await refuseBusyPorts(settings, selection, neighbours, request.placement.name);
   const ports = await choosePorts(settings, neighbours);
   const { config, names } = buildRunConfig(settings, selection, runId, { ports, checkpointDir: checkpointDir(settings, runDir, runId) });
   const configPath = join(runDir, RUN_FILES.config);
@@ -97,8 +98,8 @@ export async function planAtropos(request: StartRequest & { active: readonly Run
     ports,
     configPath,
     commands: {
-      api: [runApi!, '--host', '127.0.0.1', '--port', String(ports.api)],
-      trainer: [settings.python, RUN_TRAINER_SCRIPT, '--port', String(ports.inference), launchTraining!, '--config', configPath],
+      api: [runApi!, '--host', bindHost, '--port', String(ports.api)],
+      trainer: [settings.python, RUN_TRAINER_SCRIPT, '--port', String(ports.inference), '--host', bindHost, launchTraining!, '--config', configPath],
       env: [settings.python, selection.environment.file_path, 'serve', '--config', configPath],
     },
     cwds: { trainer: trainerDir },

@@ -7,7 +7,7 @@ import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
 import type { Readiness, StartUpProbe } from '../framework.js';
 import { LogCursor } from '../supervision/polling.js';
-import { logOf, processOf, type RunRecord } from '../registry/record.js';
+import { hostOf, logOf, processOf, type RunRecord } from '../registry/record.js';
 import { apiAnswers, dataFlowing, serverAnswers, trainerRegistered } from './probes.js';
 import { apiReadiness, envReadiness, trainerReadiness } from './readiness.js';
 import { TrainerLogScanner } from './trainerLog.js';
@@ -31,16 +31,16 @@ export class AtroposStartUpProbe implements StartUpProbe {
   async readiness(stage: RunProcess): Promise<Readiness> {
     const record = this.run();
     const p = processOf(record, stage);
-    const port = record.ports.api;
+    const api = { host: hostOf(record), port: record.ports.api };
     switch (stage) {
       case 'api': {
-        const answers = p.state === 'running' && (await apiAnswers(port));
+        const answers = p.state === 'running' && (await apiAnswers(api));
         // It may have exited while the probe was out.
         return apiReadiness({ answers, running: processOf(this.run(), 'api').state === 'running' });
       }
       case 'trainer': {
-        const registered = p.state === 'running' && ((await this.trainerSaysRegistered()) || (await trainerRegistered(port)));
-        const inferenceAnswers = registered && (await serverAnswers(record.ports.inference, '/health'));
+        const registered = p.state === 'running' && ((await this.trainerSaysRegistered()) || (await trainerRegistered(api)));
+        const inferenceAnswers = registered && (await serverAnswers({ host: api.host, port: record.ports.inference }, '/health'));
         if (registered && this.trainerRegisteredAt === undefined) {
           this.trainerRegisteredAt = Date.now();
           this.logger.debug({ run_id: record.run_id }, 'trainer registered with the Atropos API');
@@ -49,7 +49,7 @@ export class AtroposStartUpProbe implements StartUpProbe {
         return trainerReadiness({ registered, inferenceAnswers, registeredForMs, inferencePort: record.ports.inference });
       }
       case 'env':
-        return envReadiness({ state: p.state, aliveMs: Date.now() - Date.parse(p.started_at ?? ''), dataFlowing: p.state === 'running' && (await dataFlowing(port)) });
+        return envReadiness({ state: p.state, aliveMs: Date.now() - Date.parse(p.started_at ?? ''), dataFlowing: p.state === 'running' && (await dataFlowing(api)) });
     }
   }
 

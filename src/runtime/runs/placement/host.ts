@@ -10,16 +10,18 @@ import { UserError } from '../../../core/errors.js';
 import { anyFreePort, isPortFree } from '../../../core/ports.js';
 import type { Settings } from '../../../core/settings.js';
 import type { RunRecord } from '../registry/record.js';
+import type { RunLimit } from './placement.js';
 
 /** Attempts at drawing two free ports that no active run has recorded. */
 const PORT_DRAWS = 20;
 
-/** Refuses a start when RL_MAX_CONCURRENT_RUNS runs are active, naming them. */
-export function refuseAtLimit(active: readonly RunRecord[], max: number): void {
+/** Refuses a start when its placement's limit of active runs is reached (RL_MAX_CONCURRENT_RUNS on this host), naming them. */
+export function refuseAtLimit(active: readonly RunRecord[], limit: RunLimit): void {
+  const { max, setting, where } = limit;
   if (active.length < max) return;
   const listed = active.map((r) => `${r.run_id} (${r.environment}, ${r.status})`).join(', ');
   throw new UserError(
-    `${active.length} runs are active on this host, the most RL_MAX_CONCURRENT_RUNS (${max}) allows: ${listed}. Wait for one to end (rl_wait_for_run), or stop one with rl_stop_training.`,
+    `${active.length} runs are active ${where}, the most ${setting} (${max}) allows: ${listed}. Wait for one to end (rl_wait_for_run), or stop one with rl_stop_training.`,
     { active_runs: active.map((r) => r.run_id), limit: max },
   );
 }

@@ -32,12 +32,27 @@ export const PLACEMENTS = ['local', 'slurm'] as const;
 export type PlacementName = (typeof PLACEMENTS)[number];
 
 /**
- * Where a run is within its status: which start-up stage; once running, `waiting_for_data` until
- * data first reaches the Atropos API, then `training`; stopping; done.
+ * Where a run is within its status: `queued` while its placement waits for resources (a Slurm job
+ * pending), which start-up stage; once running, `waiting_for_data` until data first reaches the
+ * Atropos API, then `training`; stopping; done.
  */
-export type RunPhase = 'starting_api' | 'starting_trainer' | 'starting_env' | 'waiting_for_data' | 'training' | 'stopping' | 'done';
+export type RunPhase = 'queued' | 'starting_api' | 'starting_trainer' | 'starting_env' | 'waiting_for_data' | 'training' | 'stopping' | 'done';
 
 export type ProcessState = 'not_started' | 'running' | 'exited';
+
+/** A process its placement ended before it ended by itself (a Slurm job ended by its time limit, a cancel, a node failure), and what the run became. */
+export interface PlacementEnd {
+  status: 'failed' | 'stopped';
+  /** In the placement's own words (Slurm's state and reason). */
+  reason: string;
+}
+
+/** A process that is a step of a Slurm job: the job, the step's name in it, and the directory the server and the job's script meet in. */
+export interface SlurmStep {
+  job_id: string;
+  name: string;
+  dir: string;
+}
 
 export interface ProcessRecord {
   state: ProcessState;
@@ -55,6 +70,10 @@ export interface ProcessRecord {
   /** null while running, when killed by a signal, or when an adopted process ended unseen. */
   exit_code: number | null;
   signal: string | null;
+  /** Set when its placement ended it (see PlacementEnd). */
+  ended_by?: PlacementEnd;
+  /** A Slurm run's process (placement `slurm`); pid and start time are then null. */
+  slurm_step?: SlurmStep;
 }
 
 export interface RunRecord {
@@ -64,6 +83,12 @@ export interface RunRecord {
   framework: FrameworkName;
   /** Records written before placements existed have none: they are read as `local`. */
   placement: PlacementName;
+  /** The Slurm job holding the run's processes (placement `slurm`), once submitted. */
+  slurm_job_id?: string;
+  /** Where the server reaches the run's processes (a Slurm job's node address); absent: this host. */
+  host?: string;
+  /** While the run waits for its placement (phase `queued`): why, in the placement's words, and since when. */
+  queued?: { reason: string; since: string };
   environment: string;
   environment_file: string;
   status: Exclude<RunStatus, 'unknown'>;
@@ -253,6 +278,9 @@ export function parseRunRecord(text: string, runId: string): RegistryEntry {
 export function damagedRun(runId: string, reason: string, createdAt?: string): DamagedRun {
   return { run_id: runId, status: 'unknown', damaged: reason, ...(createdAt !== undefined ? { created_at: createdAt } : {}) };
 }
+
+/** The address the run's processes serve on as the server reaches them. */
+export const hostOf = (record: Pick<RunRecord, 'host'>): string => record.host ?? '127.0.0.1';
 
 /** Trainer steps completed out of the total, as the watchdog last saw them; undefined before it saw a total. */
 export function observedProgress(record: RunRecord): { step: number; total_steps: number } | undefined {

@@ -19,7 +19,7 @@ import { isMissing } from '../../../core/files/safePath.js';
 import { statSignature } from '../../../core/files/watch.js';
 import { assessHealth, HEALTH_VERDICTS, type Health, type HealthPolicy } from '../watching/health.js';
 import type { ProcessHandle } from '../placement/placement.js';
-import { placementOf } from '../placements.js';
+import { processIdentity } from '../placements.js';
 import { FRAMEWORKS, isActive, isDamaged, isEnded, PLACEMENTS, processOf, RUN_STATUSES, runProcesses, type FrameworkName, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
 import type { RunStore } from './store.js';
 import { listedCost, type ListedCost } from '../runCost.js';
@@ -77,7 +77,7 @@ export function compareRuns(a: Pick<IndexedRun, 'sort_ms' | 'run_id'>, b: Pick<I
 export function recordedProcesses(record: RunRecord): RecordedProcess[] {
   return runProcesses(record).flatMap((name) => {
     const p = processOf(record, name);
-    return p.state === 'running' && p.pid !== null ? [placementOf(record).handle(p)] : [];
+    return p.state === 'running' ? [processIdentity(record.placement).handle(p)] : [];
   });
 }
 

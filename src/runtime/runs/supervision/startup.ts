@@ -14,6 +14,7 @@ import type { RunFramework, StartUpProbe, Verdict } from '../framework.js';
 import type { Launch, Placement } from '../placement/placement.js';
 import type { Waker } from './polling.js';
 import { logOf, processOf, type RunPhase } from '../registry/record.js';
+import { judgeRun } from './judging.js';
 import { atStage, stageTimedOut } from './stages.js';
 import { now, type TrackedRun } from './trackedRun.js';
 
@@ -46,6 +47,8 @@ export class StartUp {
 
   /** Goes through the stages; a resumed start-up carries on at its stage, keeping that stage's deadline. */
   async proceed(): Promise<StartUpResult> {
+    const placed = await this.allocate();
+    if (placed !== 'ready') return placed;
     const order = this.ctx.framework.startOrder;
     const resumeAt = Math.max(0, order.findIndex((stage) => this.run.record.phase === `starting_${stage}`));
     for (const stage of order.slice(resumeAt)) {
@@ -55,7 +58,7 @@ export class StartUp {
         // Loaded before the check below, so nothing waits between that check and the launch.
         const launch = await this.ctx.placement.launcher(this.run.record);
         // A resumed start-up may find an earlier process dead: starting the next one would be wasted.
-        const verdict = await this.ctx.framework.judge(this.run.record);
+        const verdict = await judgeRun(this.ctx.framework, this.run.record);
         if (!this.starting()) return 'interrupted';
         if (verdict) return atStage(stage, this.ctx.framework.stageGoal(stage), verdict);
         const failure = await this.spawn(stage, launch);
@@ -67,6 +70,35 @@ export class StartUp {
       if (outcome !== 'ready') return outcome;
     }
     return this.starting() ? 'ready' : 'interrupted';
+  }
+
+  /**
+   * What the processes run in (a Slurm job), before the first stage; a resumed start-up finds it
+   * again. While the run waits for it, its phase is `queued` with the reason; the first stage's
+   * deadline counts from when it is there.
+   */
+  private allocate(): Promise<'ready' | 'interrupted' | Verdict> {
+    return this.ctx.placement.allocate({
+      record: () => this.run.record,
+      note: (fields) => this.run.update((r) => Object.assign(r, fields)),
+      queued: (reason) => {
+        if (reason === undefined ? this.run.record.queued === undefined : this.run.record.queued?.reason === reason) return;
+        this.run.update((r) => {
+          if (reason === undefined) {
+            delete r.queued;
+            return;
+          }
+          r.queued = { reason, since: r.queued?.since ?? now() };
+          if (r.phase !== 'queued') {
+            r.phase = 'queued';
+            r.phase_started_at = r.queued.since;
+          }
+        });
+      },
+      starting: this.starting,
+      sleep: (ms) => this.waker.sleep(ms),
+      logger: this.ctx.logger,
+    });
   }
 
   private enterPhase(phase: RunPhase): void {
@@ -101,7 +133,7 @@ export class StartUp {
     try {
       for (;;) {
         if (!this.starting()) return 'interrupted';
-        const readiness = (await this.ctx.framework.judge(this.run.record)) ?? (await this.probe.readiness(stage));
+        const readiness = (await judgeRun(this.ctx.framework, this.run.record)) ?? (await this.probe.readiness(stage));
         if (!this.starting()) return 'interrupted';
         if (readiness === 'ready') return 'ready';
         if (readiness !== 'waiting') return atStage(stage, goal, readiness);

@@ -1,8 +1,8 @@
 /**
  * Stopping what is left of a run: its framework's processes in its stop order (an Atropos run:
  * env -> trainer -> API), through its placement (locally: whole process groups, since an exited
- * leader may leave children behind), SIGTERM then SIGKILL after the grace. What happened goes to
- * the record as notes.
+ * leader may leave children behind; on Slurm: job steps), SIGTERM then SIGKILL after the grace,
+ * then what held them (a Slurm job). What happened goes to the record as notes.
  */
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
@@ -26,7 +26,7 @@ async function stopOne(run: TrackedRun, ctx: StopContext, name: RunProcess, grac
   const label = ctx.framework.processName(name);
   if (result === 'unkillable') {
     logger.error({ run_id: run.runId, process: name, pid: p.pid }, 'still alive after SIGKILL');
-    run.update((r) => (r.notes ??= []).push(`The ${label} (process group ${p.pid}) survived SIGKILL; it is stuck in the kernel and needs the operator.`));
+    run.update((r) => (r.notes ??= []).push(`The ${label} (${ctx.placement.describe(p)}) survived SIGKILL; it is stuck in the kernel and needs the operator.`));
     return;
   }
   if (result === 'killed') {
@@ -46,4 +46,10 @@ export async function stopProcesses(run: TrackedRun, ctx: StopContext, graceMs: 
   const order = ctx.framework.stopOrder;
   if (together) await Promise.all(order.map((name) => stopOne(run, ctx, name, graceMs)));
   else for (const name of order) await stopOne(run, ctx, name, graceMs);
+  // Then what held them (a Slurm job): a script still waiting to start a step ends with it.
+  const note = await ctx.placement.release(run.record);
+  if (note !== undefined) {
+    ctx.logger.warn({ run_id: run.runId }, note);
+    run.update((r) => (r.notes ??= []).push(note));
+  }
 }

@@ -29,6 +29,7 @@ import { Waker } from './polling.js';
 import type { ExitInfo, Placement } from '../placement/placement.js';
 import { logOf, processOf, runProcesses, type RunObservations, type RunRecord } from '../registry/record.js';
 import { recordEnded, recordOutcome, recordStopping } from './ending.js';
+import { judgeRun } from './judging.js';
 import { StartUp } from './startup.js';
 import { stopProcesses } from './stopping.js';
 import type { RunStore } from '../registry/store.js';
@@ -212,7 +213,7 @@ export class RunSupervisor {
 
   private async evaluate(): Promise<void> {
     if (this.life.state !== 'watching') return;
-    const verdict = await this.ctx.framework.judge(this.run.record);
+    const verdict = await judgeRun(this.ctx.framework, this.run.record);
     if (verdict) await this.conclude(verdict);
   }
 

@@ -74,11 +74,11 @@ export class TrackedRun {
     if (processOf(this.current, name).state === 'exited') return;
     const normalEnvEnd = name === 'env' && info.exit_code === 0 && runGoesOn;
     this.update((r) => {
-      Object.assign(processOf(r, name), { state: 'exited', exit_code: info.exit_code, signal: info.signal, ended_at: now() });
+      Object.assign(processOf(r, name), { state: 'exited', exit_code: info.exit_code, signal: info.signal, ended_at: now(), ...(info.ended_by ? { ended_by: info.ended_by } : {}) });
       if (normalEnvEnd) {
         (r.notes ??= []).push('The environment exited with code 0 (it stops once it has queued enough data); the run goes on until the trainer ends.');
       }
     });
-    this.logger.info({ run_id: this.runId, process: name, exit_code: info.exit_code, signal: info.signal }, 'process exited');
+    this.logger.info({ run_id: this.runId, process: name, exit_code: info.exit_code, signal: info.signal, ended_by: info.ended_by?.reason }, 'process exited');
   }
 }

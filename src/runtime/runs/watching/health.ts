@@ -177,6 +177,7 @@ export function assessHealth(record: RunRecord, nowMs: number, policy: HealthPol
       return { ...base, verdict: 'stopping', reasons: [{ code: 'stopping', message, evidence: { at: record.stop_requested_at ?? record.phase_started_at } }] };
     }
     case 'starting':
+      if (record.queued !== undefined) return { ...base, verdict: 'starting', reasons: [{ code: 'queued', message: `Queued: ${record.queued.reason}`, evidence: { at: record.queued.since } }] };
       return { ...base, verdict: 'starting', reasons: [{ code: record.phase, message: `Starting (${record.phase}).`, evidence: { at: record.phase_started_at } }] };
     case 'running':
       return trainingHealth(record, nowMs, policy, base);

@@ -1,0 +1,110 @@
+/**
+ * Resource subscriptions of 2026-07-28 clients. Such a client follows resources with a
+ * `subscriptions/listen` request naming their URIs (no resources/subscribe); the SDK's stdio entry
+ * answers it itself and routes the server's `notifications/resources/updated` onto it, but never
+ * tells the server which URIs are followed, and this server watches a resource (a log's size, a
+ * run's status) only while someone follows it. This transport sits under the SDK, reads each listen
+ * going in and its end (a `notifications/cancelled` naming it, or the connection closing), and
+ * subscribes and unsubscribes the URIs on the server's resources as resources/subscribe would.
+ * What it cannot do is refuse a URI (the acknowledgement is the SDK's): one the resources refuse
+ * (not a resource of ours, over the limit) is logged and never notified.
+ */
+import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
+import type { Logger } from '../core/logger.js';
+import type { ResourceWatches } from '../resources/index.js';
+
+type Id = string | number;
+type Followed = Pick<ResourceWatches, 'subscribe' | 'unsubscribe'>;
+interface Message {
+  id?: Id;
+  method?: string;
+  params?: { requestId?: Id; notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> };
+}
+
+/** The URIs a listen asks to follow (strings only; the SDK matches them as spelled). */
+function listenedUris(message: Message): string[] {
+  const uris = message.params?.notifications?.resourceSubscriptions;
+  return Array.isArray(uris) ? [...new Set(uris.filter((u): u is string => typeof u === 'string'))] : [];
+}
+
+export class ListenTap implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  /** The URIs of each open listen, by its request id. */
+  private readonly listens = new Map<Id, string[]>();
+  /** How many open listens follow each URI. */
+  private readonly followers = new Map<string, number>();
+  private target?: Followed;
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The resources of the server now serving (the SDK may replace the first one): every followed URI is subscribed there. */
+  follow(target: Followed): void {
+    this.target = target;
+    for (const uri of this.followers.keys()) this.subscribe(uri);
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      this.observe(message as Message);
+      this.onmessage?.(message, extra);
+    };
+    this.inner.onclose = () => {
+      for (const id of [...this.listens.keys()]) this.end(id);
+      this.onclose?.();
+    };
+    this.inner.onerror = (error) => this.onerror?.(error);
+    await this.inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private observe(message: Message): void {
+    // Only a 2026-07-28 listen (the envelope names its protocol version) is served by the SDK.
+    if (message.method === 'subscriptions/listen' && message.id !== undefined && message.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined) {
+      if (this.listens.has(message.id)) return;
+      const uris = listenedUris(message);
+      this.listens.set(message.id, uris);
+      for (const uri of uris) {
+        const count = this.followers.get(uri) ?? 0;
+        this.followers.set(uri, count + 1);
+        if (count === 0) this.subscribe(uri);
+      }
+    } else if (message.method === 'notifications/cancelled' && message.id === undefined && message.params?.requestId !== undefined) {
+      this.end(message.params.requestId);
+    }
+  }
+
+  private end(id: Id): void {
+    const uris = this.listens.get(id);
+    if (uris === undefined) return;
+    this.listens.delete(id);
+    for (const uri of uris) {
+      const count = (this.followers.get(uri) ?? 1) - 1;
+      if (count > 0) this.followers.set(uri, count);
+      else {
+        this.followers.delete(uri);
+        try {
+          this.target?.unsubscribe(uri);
+        } catch {
+          // A URI the resources refused at the listen: nothing was watched.
+        }
+      }
+    }
+  }
+
+  private subscribe(uri: string): void {
+    this.target?.subscribe(uri).catch((err: unknown) => this.logger.warn({ uri, err: err instanceof Error ? err.message : String(err) }, 'a followed resource is not watched'));
+  }
+}

@@ -5,13 +5,14 @@
  * well-behaved processes (SIGTERM, each exits at once); and four runs started back to back until
  * all four are running, beside one start measured in the same run.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDamaged } from '../src/runtime/runs/registry/record.js';
 import { Runtime } from '../src/runtime/wiring/runtime.js';
 import { loadSettings } from '../src/runtime/config/settings.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
+import { makeFakeTinker } from '../test/helpers/fakeTinker.js';
 import { freePort } from '../test/helpers/tmp.js';
 import type { BenchFigure } from './run.js';
 
@@ -26,6 +27,12 @@ export default async function runsBench(): Promise<BenchFigure[]> {
   const { root, python, trainerControl } = await makeFakeInstall({ dir });
   // A long step: the run stays in training until the bench stops it.
   trainerControl({ step_seconds: 5 });
+  // The fake Tinker service the trainer saves its checkpoints to and the start asks for its live models.
+  const key = 'tml-bench-runs';
+  mkdirSync(join(dir, 'tinker'));
+  const tinker = makeFakeTinker(join(dir, 'tinker'));
+  tinker.addKey(key);
+  tinker.setModels(['Qwen/Qwen3-8B']);
   const configFile = join(dir, 'rl.yaml');
   writeFileSync(configFile, 'locked:\n  env:\n    total_steps: 1000\n    use_wandb: false\n');
   const runtime = new Runtime(
@@ -38,7 +45,8 @@ export default async function runsBench(): Promise<BenchFigure[]> {
       RL_MCP_CONFIG: configFile,
       RL_API_PORT: String(await freePort()),
       RL_INFERENCE_PORT: String(await freePort()),
-      TINKER_API_KEY: 'tml-bench-runs',
+      TINKER_API_KEY: key,
+      TINKER_BASE_URL: `file://${tinker.dir}`,
       LOG_LEVEL: 'warn',
     }),
   );

@@ -38,6 +38,11 @@ checkpoints  {"training_run_ids"?: [...], "paths"?: [tinker:// paths]}
              kind "state" is a save_state checkpoint (tinker://<run>/weights/<name>, resumable),
              "sampler" a save_weights_for_sampler one (tinker://<run>/sampler_weights/<name>).
              expires_at null: kept until deleted.
+usage        {"training_run_ids": [...], "start": RFC 3339, "end"?: RFC 3339}
+             ->  {"billing": <billing's answer> | {"error": {...}}, "checkpoints": <checkpoints' answer> | {"error": {...}}}
+             What a run's cost needs, in one process: the billing of its training runs' sessions and
+             their checkpoints (whose sizes are its storage). Each part fails on its own: billing
+             without the billing-view role while the checkpoints list fine.
 set_ttl      {"paths": [...], "ttl_seconds": int | null (null removes the expiry)}  ->  RESULTS
 delete       {"paths": [...]}  ->  RESULTS
 publish      {"paths": [...]}  ->  RESULTS (one already public: ok with "already_public": true, not sent)
@@ -223,6 +228,25 @@ def cmd_checkpoints(service, tinker, args):
     return {"checkpoints": checkpoints, "not_found": not_found + [p for p in paths if p not in listed_paths]}
 
 
+def cmd_usage(service, tinker, args):
+    runs = id_list(args, "training_run_ids", required=True)
+    if "start" not in args:
+        raise UsageError("usage needs start")
+
+    def part(command, part_args):
+        try:
+            return command(service, tinker, part_args)
+        except UsageError:
+            raise
+        except Exception as error:  # noqa: BLE001 - this part failed, the other may not
+            return {"error": describe(error)}
+
+    return {
+        "billing": part(cmd_billing, {"start": args["start"], "end": args.get("end"), "training_run_ids": runs}),
+        "checkpoints": part(cmd_checkpoints, {"training_run_ids": runs}),
+    }
+
+
 def per_path(args, act):
     results = []
     for path in id_list(args, "paths", required=True):
@@ -281,6 +305,7 @@ COMMANDS = {
     "sessions": cmd_sessions,
     "billing": cmd_billing,
     "checkpoints": cmd_checkpoints,
+    "usage": cmd_usage,
     "set_ttl": cmd_set_ttl,
     "delete": cmd_delete,
     "publish": cmd_publish,

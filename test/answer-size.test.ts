@@ -4,7 +4,7 @@
  * tool in ALL_TOOLS: a tool added without an entry fails here.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { stringify } from 'yaml';
@@ -15,7 +15,7 @@ import { FakeWandb } from './fakes/wandbServer.js';
 import { APPS_CLIENT_CAPABILITIES, connectInMemory, type InMemoryHarness } from './helpers/client.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { KEY as ENDPOINT_KEY, startEndpoint } from './helpers/inference.js';
-import { killLeftovers, newHome, runServerEnv, waitForRun } from './helpers/runs.js';
+import { killLeftovers, newHome, record, runServerEnv, runsTinker, waitForRun } from './helpers/runs.js';
 import { runRecord, writeFailedCookbookRun, writeRunDirs } from './helpers/registry.js';
 import { tempDir } from './helpers/tmp.js';
 import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
@@ -63,9 +63,22 @@ function wandbRun(runId: string, minutes: number, steps: number): RunRecord {
   return run;
 }
 
+/**
+ * A long run on the fake Tinker service: `count` more sampler checkpoints in the training run of
+ * run `runId`, saved as the service saves them.
+ */
+const fakeTinker = runsTinker();
+async function manyCheckpoints(runId: string, count: number): Promise<void> {
+  const path = /^Initial sampling client created: (\S+)$/m.exec(readFileSync(record(h, runId).logs.trainer, 'utf8'))![1]!;
+  const code = 'import json, sys\nfrom tinker import _server\nspec = json.load(sys.stdin)\nfor n in range(spec["first"], spec["first"] + spec["count"]):\n    _server.save_checkpoint(spec["run"], "sampler_weights", f"step_{n}", None)\n';
+  const result = await fakeTinker.python(code, { input: JSON.stringify({ run: /^tinker:\/\/([^/]+)\//.exec(path)![1], first: 1000, count }) });
+  assert.equal(result.code, 0, result.stderr);
+}
+
 writeRunDirs(home, 250);
 const wide = Array.from({ length: 10 }, (_, i) => wandbRun(`cccc000${i}`, i, i === 0 ? 2000 : 300));
 const env = await runServerEnv(install, home, {
+  tinker: fakeTinker,
   // Enough saved steps for rl_evaluate's largest set of checkpoints.
   lockedEnv: { total_steps: MAX_LISTED_CHECKPOINTS + 2 },
   env: {
@@ -109,6 +122,14 @@ const AT_LIMITS: Record<string, () => Promise<Record<string, unknown>>> = {
   // A cookbook run that failed after a checkpoint: started again, its recipe a process that ends at once.
   rl_resume_training: async () => ({ run_id: writeFailedCookbookRun(home, 'cb000001', [install.python, '-c', 'pass']).run_id }),
   rl_get_results: async () => ({ run_id: wide[0]!.run_id, samples: 500 }),
+  rl_checkpoints: async () => {
+    await manyCheckpoints(startedRun!, 1500);
+    const list = await h.call('rl_checkpoints', { run_id: startedRun!, action: 'list', limit: 100 });
+    assert.equal(list.json.shown, 100, JSON.stringify(list.json).slice(0, 600));
+    assert.ok(JSON.stringify(list.json).length < MAX_ANSWER_CHARS);
+    // Every other step kept: the rest do not form ranges, the longest description there is.
+    return { run_id: startedRun!, action: 'delete', dry_run: true, keep: { steps: Array.from({ length: 500 }, (_, i) => 1000 + 2 * i) } };
+  },
   rl_list_runs: async () => ({ limit: 200 }),
   rl_compare_runs: async () => ({ run_ids: wide.map((r) => r.run_id), metric: 'percent_correct' }),
   rl_read_log: async () => ({ run_id: wide[0]!.run_id, process: 'trainer', lines: 500 }),

@@ -220,6 +220,15 @@ test("a failed run resumed continues from its last checkpoint's batch, its histo
   assert.match(results.cost.basis, /6 batch rows/);
   const again = await h.call('rl_resume_training', { run_id: runId });
   assert.match(again.json.error, /completed: it has nothing left to train/);
+
+  // Tinker's own records of the run come from the sampler paths its checkpoints.jsonl names: both kinds it saved, with their sizes.
+  const saved = readFileSync(join(home, 'runs', runId, 'cookbook', 'checkpoints.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const listed = (await h.call('rl_checkpoints', { run_id: runId, action: 'list' })).json;
+  const expected = saved.flatMap((c) => [c.state_path, c.sampler_path]).filter((p) => p !== undefined).sort();
+  assert.deepEqual(listed.checkpoints.map((c: any) => c.path).sort(), expected, JSON.stringify(listed).slice(0, 800));
+  assert.deepEqual([...new Set(listed.checkpoints.map((c: any) => c.kind))].sort(), ['sampler', 'state']);
+  assert.ok(listed.checkpoints.every((c: any) => c.size_bytes > 0));
+  assert.equal((await h.call('rl_get_results', { run_id: runId })).json.storage.checkpoints, expected.length);
 });
 
 test('rl_evaluate compares the verifiers run\'s checkpoint with its base model through verifiers\' eval; a math_rl run is refused with the reason', async (t) => {

@@ -10,6 +10,15 @@ import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { DIST_ENTRY, freePort, tempDir, testEnv } from './helpers/tmp.js';
 import { FakeWandb } from './fakes/wandbServer.js';
 import { KEY as WANDB_KEY } from './fakes/wandbFixtures.js';
+import { makeFakeTinker } from './helpers/fakeTinker.js';
+
+/** A fake Tinker service knowing `key` and serving the locked model: what the doctor asks for the live base models. */
+function tinkerFor(key: string): string {
+  const tinker = makeFakeTinker();
+  tinker.addKey(key);
+  tinker.setModels(['Qwen/Qwen3-8B']);
+  return `file://${tinker.dir}`;
+}
 
 /** Runs the CLI without blocking this process: the fake W&B server it talks to lives here. */
 function doctor(env: Record<string, string | undefined>): Promise<{ code: number | null; out: string }> {
@@ -54,6 +63,7 @@ test('doctor against the fake install with keys set exits 0 and never prints a k
   const { code, out } = await doctor({
     TINKER_ATROPOS_ROOT: install.root,
     TINKER_API_KEY: tinkerKey,
+    TINKER_BASE_URL: tinkerFor(tinkerKey),
     WANDB_API_KEY: WANDB_KEY,
     WANDB_BASE_URL: wandb.url,
     RL_API_PORT: String(await freePort()),
@@ -63,6 +73,7 @@ test('doctor against the fake install with keys set exits 0 and never prints a k
   assert.doesNotMatch(out, /FAIL/);
   assert.match(out, new RegExp(`python +Python 3\\.\\d+\\.\\d+ \\(${install.python.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`));
   assert.match(out, /W&B +.*accepts the key \(entity alice\)/);
+  assert.match(out, /ok {4}base model on Tinker +Qwen\/Qwen3-8B is served/);
   assert.ok(!out.includes(tinkerKey) && !out.includes(WANDB_KEY), 'no key value printed');
 });
 
@@ -79,6 +90,7 @@ test('rl_doctor over MCP: structured checks, a busy port named, a rejected W&B k
   const { call } = await connectInMemory({
     TINKER_ATROPOS_ROOT: install.root,
     TINKER_API_KEY: 'tml-x-0123456789',
+    TINKER_BASE_URL: tinkerFor('tml-x-0123456789'),
     WANDB_API_KEY: 'wrong-key-0123456789',
     WANDB_BASE_URL: wandb.url,
     RL_API_PORT: String(busyPort),

@@ -13,10 +13,16 @@ import { startFakeOpenAI, type FakeOpenAI } from './fakes/openaiServer.js';
 import { FakeWandb } from './fakes/wandbServer.js';
 import { makeFakeInstall, type FakeInstall, type TrainerControl } from './helpers/fakeInstall.js';
 import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerArgs, trainerDir, upstreamTrainerArgs, waitFor, type Proc } from './helpers/fakeProcesses.js';
+import { makeFakeTinker } from './helpers/fakeTinker.js';
 import { freePort, TEST_ENVIRONMENTS_DIR, tempDir } from './helpers/tmp.js';
 
 const STUB_KEY = 'sk-upstream-endpoint-key-4d2b';
 const TINKER_KEY = 'tml-upstream-test-secret-9a07';
+// The trainer creates its training client and saves its checkpoints through the fake Tinker SDK.
+const tinker = makeFakeTinker();
+tinker.addKey(TINKER_KEY);
+tinker.setModels(['Qwen/Qwen3-8B']);
+const TRAINER_ENV = { TINKER_API_KEY: TINKER_KEY, FAKE_TINKER_STATE: tinker.dir };
 const WANDB_KEY = 'wandb-upstream-test-key-0123456789abcdef01234567';
 const RETRY_ERROR_OF_RETRY_ERROR = /^tenacity\.RetryError: RetryError\[<Future at 0x[0-9a-f]+ state=finished raised RetryError>\]$/;
 const DUMMY_ALLOWED = { ATROPOS_ALLOW_DUMMY_MANAGED_SERVER: '1' };
@@ -71,7 +77,7 @@ async function startTrainer(api: string, o: { control?: TrainerControl; totalSte
   const inferencePort = await freePort();
   writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api, inferencePort, useWandb: o.useWandb ?? false, totalSteps: o.totalSteps ?? 1, groupSize: o.groupSize, batchSize: o.batchSize }));
   const args = (o.wrapped ? trainerArgs : upstreamTrainerArgs)(install, 'config.yaml', inferencePort);
-  const proc = start(install.python, args, { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY, ...o.env } });
+  const proc = start(install.python, args, { cwd: dir, env: { ...TRAINER_ENV, ...o.env } });
   return { proc, inference: `http://127.0.0.1:${inferencePort}` };
 }
 
@@ -326,7 +332,7 @@ test('an environment has only its own folder on sys.path: importing tinker_atrop
   const inferencePort = await freePort();
   writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort, useWandb: false, openai: { model_name: 'half', base_url: stub.baseUrl, api_key: STUB_KEY } }));
   // launch_training.py itself imports tinker_atropos.config: its own folder is the checkout.
-  const trainer = start(bare.python, trainerArgs(bare, 'config.yaml', inferencePort), { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY } });
+  const trainer = start(bare.python, trainerArgs(bare, 'config.yaml', inferencePort), { cwd: dir, env: TRAINER_ENV });
   await registered(trainer);
   const env = await run(bare.python, [testEnv('gsm8k_checkout'), 'serve', '--config', join(dir, 'config.yaml')], { cwd: bare.root });
   trainer.child.kill('SIGKILL');
@@ -423,9 +429,11 @@ test('the API hands out whole groups summing exactly to batch_size: groups of 8 
 
 test('the Tinker SDK refuses a key without the tml- (or eyJ) prefix when the trainer makes its client, after start-up', async () => {
   const { url } = await startApi(install);
+  const jwt = 'eyJhbGciOiJIUzI1NiJ9.e30.sig';
+  tinker.addKey(jwt); // well-formed and known to the service: only the prefix is on trial here
   const [refused, token] = await Promise.all([
     startTrainer(url, { env: { TINKER_API_KEY: 'sk-not-a-tinker-key-0123' } }),
-    startTrainer(url, { env: { TINKER_API_KEY: 'eyJhbGciOiJIUzI1NiJ9.e30.sig' }, control: { hang_before_register: true } }),
+    startTrainer(url, { env: { TINKER_API_KEY: jwt }, control: { hang_before_register: true } }),
   ]);
   assert.equal((await refused.proc.exit).code, 1);
   assertInOrder(refused.proc.out(), ['Starting Tinker-Atropos Training', /^Creating ServiceClient for /, "Error during training: The api_key must start with the 'tml-' prefix"]);

@@ -12,10 +12,16 @@ import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fakes/openaiServer.js';
 import { makeFakeInstall, type FakeInstall, type TrainerControl } from './helpers/fakeInstall.js';
 import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerArgs, trainerDir, waitFor } from './helpers/fakeProcesses.js';
+import { makeFakeTinker } from './helpers/fakeTinker.js';
 import { FAKE_PYTHONPATH, freePort, REPO_ROOT, tempDir } from './helpers/tmp.js';
 
 const STUB_KEY = 'sk-fake-endpoint-key-7f3a';
 const TINKER_KEY = 'tml-fakes-test-secret-51c9e2';
+// The trainer creates its training client and saves its checkpoints through the fake Tinker SDK.
+const tinker = makeFakeTinker();
+tinker.addKey(TINKER_KEY);
+tinker.setModels(['Qwen/Qwen3-8B']);
+const TRAINER_ENV = { TINKER_API_KEY: TINKER_KEY, FAKE_TINKER_STATE: tinker.dir };
 
 // Top level, not in before(): tempDir() registers its clean-up with after(), which must belong to the file.
 const install: FakeInstall = await makeFakeInstall();
@@ -96,7 +102,7 @@ test('trainer: registers, prints the real lines in order, exits 0 and never prin
   writeFileSync(config, runConfigYaml({ api: url, inferencePort, useWandb: true, totalSteps: 3 }));
   const trainer = start(install.python, trainerArgs(install, config, inferencePort), {
     cwd: trainerDir(),
-    env: { TINKER_API_KEY: TINKER_KEY, WANDB_API_KEY: 'wandb-fake-key' },
+    env: { ...TRAINER_ENV, WANDB_API_KEY: 'wandb-fake-key' },
   });
   // The trainer waits for its batches: this test is the environment that sends them.
   await waitFor('the trainer registered', () => trainer.out().includes('Registered as trainer'));
@@ -121,6 +127,13 @@ test('trainer: registers, prints the real lines in order, exits 0 and never prin
   ]);
   assert.ok(!(result.stdout + result.stderr).includes(TINKER_KEY));
   assert.deepEqual((await http('GET', `${url}/wandb_info`)).json, { group: 'abcd1234', project: 'fakes-project' });
+  // Every checkpoint it printed was saved through the SDK (save_weights_for_sampler), so Tinker lists them.
+  const printedPaths = [...result.stdout.matchAll(/^(?:Initial sampling client created|Sampling client updated): (\S+)$/gm)].map((m) => m[1]!);
+  const trainingRun = /^tinker:\/\/([^/]+)\//.exec(printedPaths[0]!)![1]!;
+  const listed = (await tinker.api('checkpoints', { training_run_ids: [trainingRun] }, { key: TINKER_KEY })).json;
+  assert.deepEqual(listed.checkpoints.map((c: { path: string }) => c.path), printedPaths);
+  assert.equal(printedPaths.length, 4);
+  assert.ok(listed.checkpoints.every((c: { kind: string; size_bytes: number }) => c.kind === 'sampler' && c.size_bytes > 0));
 });
 
 test('trainer: its inference server answers before registration; an unhandled SIGTERM kills it', async () => {
@@ -128,7 +141,7 @@ test('trainer: its inference server answers before registration; an unhandled SI
   const inferencePort = await freePort();
   const dir = trainerDir({ hang_before_register: true });
   writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort, useWandb: false }));
-  const trainer = start(install.python, trainerArgs(install, 'config.yaml', inferencePort), { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY } });
+  const trainer = start(install.python, trainerArgs(install, 'config.yaml', inferencePort), { cwd: dir, env: TRAINER_ENV });
   const inference = `http://127.0.0.1:${inferencePort}`;
   assert.deepEqual(await waitFor('/health', () => http('GET', `${inference}/health`).then((r) => r.json, () => undefined)), { status: 'ok', trainer_initialized: true });
   await waitFor('the initial sampling client', () => trainer.out().includes('Initial sampling client created'));
@@ -149,7 +162,7 @@ test('trainer: exit codes of the failure switches, the upstream "Error in step" 
     const api = o.batches === undefined ? (o.api ?? url) : (await startApi(install)).url;
     const inferencePort = await freePort();
     writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api, inferencePort, useWandb: o.useWandb ?? false }));
-    const trainer = start(install.python, trainerArgs(install, o.config ?? 'config.yaml', inferencePort), { cwd: dir, env: o.env ?? { TINKER_API_KEY: TINKER_KEY } });
+    const trainer = start(install.python, trainerArgs(install, o.config ?? 'config.yaml', inferencePort), { cwd: dir, env: o.env ?? TRAINER_ENV });
     if (o.batches !== undefined) {
       await waitFor('the trainer registered', () => trainer.out().includes('Registered as trainer'));
       await queueBatches(api, o.batches);
@@ -189,7 +202,7 @@ test('trainer: ignore_sigterm survives SIGTERM; spawn_grandchild stays in the tr
   const dir = trainerDir({ ignore_sigterm: true, spawn_grandchild: true, step_seconds: 0.2 });
   const inferencePort = await freePort();
   writeFileSync(join(dir, 'config.yaml'), runConfigYaml({ api: url, inferencePort, useWandb: false, totalSteps: 500 }));
-  const trainer = start(install.python, trainerArgs(install, 'config.yaml', inferencePort), { cwd: dir, env: { TINKER_API_KEY: TINKER_KEY }, group: true });
+  const trainer = start(install.python, trainerArgs(install, 'config.yaml', inferencePort), { cwd: dir, env: TRAINER_ENV, group: true });
   const grandchild = Number(await waitFor('the grandchild pid', () => /^grandchild pid: (\d+)$/m.exec(trainer.out())?.[1]));
   const pgid = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]);
   assert.equal(pgid(grandchild), trainer.child.pid);

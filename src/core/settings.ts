@@ -57,6 +57,8 @@ export interface ModelPrice {
   prefill: number;
   sample: number;
   train: number;
+  /** Prefill Tinker served from its cache; unset: 20% of `prefill`, as Tinker bills it since 2026-07-17. */
+  cached_prefill?: number;
   /** The date the figures were read (YYYY-MM-DD). */
   as_of: string;
   source: string;
@@ -68,6 +70,8 @@ export interface CostSettings {
   maxRunUsd?: number;
   maxTotalUsd?: number;
   confirmAboveUsd?: number;
+  /** RL_BILLING_REFRESH_SECONDS: a run's billed usage is asked of Tinker at most this often. */
+  billingRefreshSeconds: number;
 }
 
 /** Where runs are placed (RL_PLACEMENT) and what a Slurm job of a run asks for (RL_SLURM_*); a start may ask otherwise. */
@@ -120,6 +124,8 @@ export interface Settings {
   wandb: { entity?: string; project: string; baseUrl: string; timeoutSeconds: number };
   /** TINKER_OAI_BASE_URL: Tinker's OpenAI-compatible endpoint, serving base models and sampler checkpoints (key: TINKER_API_KEY). */
   tinkerOaiBaseUrl: string;
+  /** TINKER_BASE_URL and TINKER_PROJECT_ID, as Tinker's SDK reads them: given to whatever runs the SDK with the key. */
+  tinkerSdk: { baseUrl?: string; projectId?: string };
   logLevel: string;
   locked: LockedValues;
   /** RL_MAX_RUN_COST_USD, RL_MAX_TOTAL_COST_USD, RL_CONFIRM_ABOVE_USD and the price table (defaults + RL_MCP_CONFIG `prices`). */

@@ -23,11 +23,21 @@ const ANSWER_TIMEOUT_S = 10 * 60;
 /** The key of the question in `inputRequests` / `inputResponses`. */
 const QUESTION_KEY = 'confirm_cost';
 
-const REQUESTED_SCHEMA = {
+/** The one yes/no field of the form: its name in the answer, and what the user sees. */
+export interface ConfirmField {
+  name: string;
+  title: string;
+  description: string;
+}
+
+/** What rl_start_training asks (`start`). */
+export const START_FIELD: ConfirmField = { name: 'start', title: 'Start this run', description: 'Yes starts the run and its spending; no starts nothing' };
+
+const schemaOf = (field: ConfirmField) => ({
   type: 'object' as const,
-  properties: { start: { type: 'boolean' as const, title: 'Start this run', description: 'Yes starts the run and its spending; no starts nothing', default: false } },
-  required: ['start'],
-};
+  properties: { [field.name]: { type: 'boolean' as const, title: field.title, description: field.description, default: false } },
+  required: [field.name],
+});
 
 /**
  * Signs the 2026 requestState (what was asked). One process serves every round of a stdio session,
@@ -42,33 +52,33 @@ export class ConfirmationNeeded {
   constructor(readonly result: InputRequiredResult) {}
 }
 
-function answerOf(action: 'accept' | 'decline' | 'cancel', content: Record<string, unknown> | undefined): Confirmation {
+function answerOf(action: 'accept' | 'decline' | 'cancel', content: Record<string, unknown> | undefined, field: ConfirmField): Confirmation {
   if (action !== 'accept') return action;
-  return content?.start === true ? 'accept' : 'decline';
+  return content?.[field.name] === true ? 'accept' : 'decline';
 }
 
-async function askModern(ctx: ServerContext, message: string): Promise<Confirmation> {
+async function askModern(ctx: ServerContext, message: string, field: ConfirmField): Promise<Confirmation> {
   const answer = inputResponse(ctx.mcpReq.inputResponses, QUESTION_KEY);
   const asked = ctx.mcpReq.requestState<{ question: string }>();
-  if (answer.kind === 'elicit' && asked?.question === digest(message)) return answerOf(answer.action, answer.content);
+  if (answer.kind === 'elicit' && asked?.question === digest(message)) return answerOf(answer.action, answer.content, field);
   const requestState = await confirmationState.mint({ question: digest(message) });
-  throw new ConfirmationNeeded(inputRequired({ inputRequests: { [QUESTION_KEY]: inputRequired.elicit({ mode: 'form', message, requestedSchema: REQUESTED_SCHEMA }) }, requestState }));
+  throw new ConfirmationNeeded(inputRequired({ inputRequests: { [QUESTION_KEY]: inputRequired.elicit({ mode: 'form', message, requestedSchema: schemaOf(field) }) }, requestState }));
 }
 
-async function askLegacy(ctx: ServerContext, message: string): Promise<Confirmation> {
+async function askLegacy(ctx: ServerContext, message: string, field: ConfirmField): Promise<Confirmation> {
   try {
     // The 2025 way: a request to the client while the call waits (deprecated only for 2026 requests).
-    const result = await ctx.mcpReq.elicitInput({ mode: 'form', message, requestedSchema: REQUESTED_SCHEMA }, { signal: ctx.mcpReq.signal, timeout: ANSWER_TIMEOUT_S * 1000 });
-    return answerOf(result.action, result.content);
+    const result = await ctx.mcpReq.elicitInput({ mode: 'form', message, requestedSchema: schemaOf(field) }, { signal: ctx.mcpReq.signal, timeout: ANSWER_TIMEOUT_S * 1000 });
+    return answerOf(result.action, result.content, field);
   } catch {
     // No answer (timeout, cancelled call, a client error): nothing is started.
     return 'cancel';
   }
 }
 
-export function confirmer(server: Server, ctx: ServerContext): (message: string) => Promise<Confirmation> {
-  return async (message) => {
+export function confirmer(server: Server, ctx: ServerContext): (message: string, field?: ConfirmField) => Promise<Confirmation> {
+  return async (message, field = START_FIELD) => {
     if (!canAskForm(requestCapabilities(server, ctx))) return 'unsupported';
-    return isModernRequest(ctx) ? askModern(ctx, message) : askLegacy(ctx, message);
+    return isModernRequest(ctx) ? askModern(ctx, message, field) : askLegacy(ctx, message, field);
   };
 }

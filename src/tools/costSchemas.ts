@@ -3,6 +3,21 @@ import { z } from 'zod';
 
 const totals = z.object({ low: z.number().optional(), expected: z.number().optional(), high: z.number().optional() });
 
+const billedLine = z.object({ amount: z.number(), unit: z.enum(['tokens', 'checkpoints', 'GB-hours']), usd: z.number().nullable().describe('null: not priced') });
+
+/** What Tinker billed the run (its own usage rows, priced here), beside the estimate. */
+export const billedSchema = z
+  .object({
+    usd: z.number().nullable().describe('Dollars of the billed usage so far; null when Tinker\'s billing could not be read (note says why)'),
+    as_of: z.string().nullable().describe("The newest hour Tinker's billing covers: it lags real time by up to a few hours"),
+    by_type: z
+      .object({ training: billedLine.optional(), sampling_prefill: billedLine.optional(), sampling_prefill_cached: billedLine.optional(), sampling_sample: billedLine.optional(), checkpoint: billedLine.optional(), storage: billedLine.optional() })
+      .describe('Per usage type: tokens (cached prefill at its own rate), checkpoint saves (not priced), storage GB-hours computed from checkpoint sizes'),
+    note: z.string().describe('Where the figures come from, and why there is none when usd is null'),
+    checked_at: z.string().describe('When Tinker was last asked (at most every RL_BILLING_REFRESH_SECONDS)'),
+  })
+  .describe("BILLED by Tinker so far: its usage rows for the run's sessions, priced with the price table; never replaces spent_usd");
+
 /** A run's spend so far and the rest: `cost` of rl_check_status and rl_get_results. */
 export const runCostSchema = z
   .object({
@@ -14,12 +29,19 @@ export const runCostSchema = z
     budget_usd: z.number().optional().describe('RL_MAX_RUN_COST_USD at start: the run is stopped once spent_usd reaches it'),
     unknown: z.array(z.string()),
     price_source: z.object({ source: z.string(), date: z.string() }).optional(),
+    billed: billedSchema.optional(),
   })
-  .describe('An ESTIMATE of what the run costs on Tinker (Tinker reports tokens, not dollars), each figure saying from what');
+  .describe('An ESTIMATE of what the run costs on Tinker, each figure saying from what, and beside it (billed) what Tinker billed; budgets hold a run to the larger');
 
 export const listedCostSchema = z
-  .object({ spent_usd: z.number(), expected_total_usd: z.number(), basis: z.string() })
-  .describe('Estimated dollars spent so far and for the whole run (rl_check_status has the detail)');
+  .object({
+    spent_usd: z.number(),
+    expected_total_usd: z.number(),
+    basis: z.string(),
+    billed_usd: z.number().nullable().optional().describe('What Tinker billed, as last asked (null: its billing could not be read; rl_check_status says why)'),
+    billed_as_of: z.string().nullable().optional(),
+  })
+  .describe('Estimated dollars spent so far and for the whole run, and what Tinker billed once asked (rl_check_status has the detail)');
 
 const figure = z.object({ usd: z.number(), per_step_usd: z.number(), basis: z.string().describe('Where the figure comes from') });
 

@@ -10,7 +10,7 @@ import { UserError } from '../core/errors.js';
 import { diskFullError, isDiskFull } from '../core/files/diskFull.js';
 import { serverLogPath } from '../core/files/home.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
-import { type Confirmation, ConfirmationNeeded, confirmer } from './confirm.js';
+import { type Confirmation, ConfirmationNeeded, type ConfirmField, confirmer } from './confirm.js';
 import type { ToolUi } from '../server/apps.js';
 
 export interface ToolAnnotations {
@@ -27,11 +27,11 @@ export interface ToolContext {
   /** Sends notifications/progress when the client sent a progress token; otherwise does nothing. */
   progress(progress: number, total?: number, message?: string): Promise<void>;
   /**
-   * Asks the user a yes/no question (a form); `unsupported` when the client cannot be asked. Ask
+   * Asks the user a yes/no question (a form with one boolean `field`, by default rl_start_training's); `unsupported` when the client cannot be asked. Ask
    * before doing anything: a 2026-07-28 client answers by calling the tool again, which runs the
    * handler again from its start (confirm.ts).
    */
-  confirm(message: string): Promise<Confirmation>;
+  confirm(message: string, field?: ConfirmField): Promise<Confirmation>;
 }
 
 /** Where a task's work stands (tasks.ts): still working, ended by a cancel, or done with its answer. */

@@ -11,6 +11,7 @@ import { rlWaitForRun } from './rl_wait_for_run.js';
 import { rlStopTraining } from './rl_stop_training.js';
 import { rlResumeTraining } from './rl_resume_training.js';
 import { rlGetResults } from './rl_get_results.js';
+import { rlCheckpoints } from './rl_checkpoints.js';
 import { rlListRuns } from './rl_list_runs.js';
 import { rlCompareRuns } from './rl_compare_runs.js';
 import { rlReadLog } from './rl_read_log.js';
@@ -20,4 +21,4 @@ import { rlGetRollouts } from './rl_get_rollouts.js';
 import { rlDoctor } from './rl_doctor.js';
 import { rlDashboardSnapshot } from './rl_dashboard_snapshot.js';
 
-export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlEstimateCost, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlResumeTraining, rlGetResults, rlListRuns, rlCompareRuns, rlReadLog, rlTestInference, rlEvaluate, rlGetRollouts, rlDoctor, rlDashboardSnapshot];
+export const ALL_TOOLS: readonly ToolDefinition[] = [rlListEnvironments, rlSelectEnvironment, rlGetCurrentConfig, rlEditConfig, rlEstimateCost, rlStartTraining, rlCheckStatus, rlWaitForRun, rlStopTraining, rlResumeTraining, rlGetResults, rlCheckpoints, rlListRuns, rlCompareRuns, rlReadLog, rlTestInference, rlEvaluate, rlGetRollouts, rlDoctor, rlDashboardSnapshot];

@@ -1,6 +1,7 @@
 /** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
 import { z } from 'zod';
 import { costEstimate } from '../runtime/wiring/costs.js';
+import { lastKnownModels, servedText } from '../runtime/tinker/models.js';
 import { estimateSchema } from './costSchemas.js';
 import { previewJson, type JsonValue } from '../core/json.js';
 import { defineTool } from './define.js';
@@ -23,7 +24,7 @@ export const rlGetCurrentConfig = defineTool({
     `values longer than ${SHOWN_VALUE_CHARS} characters shown by their start, ` +
     'locked_fields fixed by the operator (model, steps, ...) with their locked_value, and the run\'s wandb_project. The selection is the one saved ' +
     'in RL_HOME (selected_at says when), shared by every server using it; a selection whose environment is gone or whose fields changed is ' +
-    'refused with the fix.',
+    'refused with the fix. base_model flags a model Tinker no longer serves (rl_start_training refuses it), naming the live ones.',
   input: z.object({}).strict(),
   output: z.object({
     environment: z.string(),
@@ -33,6 +34,9 @@ export const rlGetCurrentConfig = defineTool({
     locked_fields: z.array(field.extend({ locked_value: jsonValue })),
     wandb_project: z.string(),
     cost_estimate: estimateSchema.describe('What a run of this config would cost (as rl_estimate_cost answers)'),
+    base_model: z
+      .object({ name: z.string(), live: z.boolean().nullable().describe('false: Tinker no longer serves it (a start is refused); null: not checked, note says why'), note: z.string() })
+      .describe('The base model a run trains, checked against the models Tinker served when rl_doctor or rl_start_training last asked (nothing is asked here)'),
     tip: z.string(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -43,6 +47,8 @@ export const rlGetCurrentConfig = defineTool({
     const { editable, locked } = selection.describe();
     // A long value (a dataset list) is shown by its start: every field stays in one short answer.
     const short = <T extends { default: JsonValue; current_value: JsonValue }>(f: T): T => ({ ...f, default: previewJson(f.default, SHOWN_VALUE_CHARS), current_value: previewJson(f.current_value, SHOWN_VALUE_CHARS) });
+    const cost = costEstimate(runtime, selected);
+    const served = servedText(cost.model, lastKnownModels(runtime));
     return {
       environment: environment.name,
       selected_at: selectedAt,
@@ -50,7 +56,8 @@ export const rlGetCurrentConfig = defineTool({
       configurable_fields: editable.map(short),
       locked_fields: locked.map((f) => ({ ...short(f), locked_value: previewJson(f.locked_value, SHOWN_VALUE_CHARS) })),
       wandb_project: wandbProject,
-      cost_estimate: costEstimate(runtime, selected),
+      cost_estimate: cost,
+      base_model: { name: cost.model, ...served },
       tip: 'Use rl_edit_config(field, value) to change any configurable field; wandb_project sets the W&B project of the run.',
     };
   },

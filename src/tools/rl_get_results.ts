@@ -15,7 +15,8 @@ export const rlGetResults = defineTool({
     '"Error in step" line), trained weights from the trainer log (latest tinker:// checkpoint, the newest checkpoints, the "final" ' +
     'path the trainer prints, which upstream never saves), and from W&B the final metrics, a sampled history joined on _step ' +
     `(samples, default ${DEFAULT_HISTORY_SAMPLES}, at most ${MAX_HISTORY_SAMPLES}) and text sparklines of reward, loss and accuracy. ` +
-    'Per key, history_summary gives first, last, min, max and mean. An answer holds about 20,000 characters of history rows: with more ' +
+    'Per key, history_summary gives first, last, min, max and mean. cost has the estimate and beside it cost.billed, what Tinker ' +
+    'billed (its usage rows, hours behind); storage says what the checkpoints kept on Tinker cost per month. An answer holds about 20,000 characters of history rows: with more ' +
     'samples than fit, history is evenly thinned and every sampled row is written to history_file. ' +
     'Not rate limited. A W&B problem comes back as wandb_error beside the rest.',
   input: z
@@ -51,6 +52,10 @@ export const rlGetResults = defineTool({
     outcome: z.object({ status: runStatus, reason: z.string() }),
     progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional(),
     cost: runCostSchema.optional(),
+    storage: z
+      .object({ checkpoints: z.number().int().nullable(), size_bytes: z.number().nullable(), monthly_cost_usd: z.number().nullable(), checked_at: z.string(), note: z.string() })
+      .optional()
+      .describe("What the run's checkpoints on Tinker hold and cost to keep per month ($0.10/GB-month, from their sizes); rl_checkpoints acts on them"),
     evaluations: z
       .array(z.object({ eval_id: z.string(), created_at: z.string(), status: z.string(), method: z.string(), checkpoints: z.array(z.string()), verdict: z.string().optional(), summary: z.string().optional() }))
       .optional()

@@ -17,9 +17,10 @@ import type { ProcessRecord, RunRecord } from '../../src/runtime/runs/registry/r
 import { isDamaged } from '../../src/runtime/runs/registry/record.js';
 import { connectInMemory, type InMemoryHarness } from './client.js';
 import { makeFakeInstall, type FakeInstall } from './fakeInstall.js';
+import { makeFakeTinker, type FakeTinker } from './fakeTinker.js';
 import { freePort } from './tmp.js';
 
-/** Long and random: finding it anywhere is no accident. */
+/** Long and random: finding it anywhere is no accident. `tml-`: the Tinker SDK refuses any other prefix. */
 export const TINKER_KEY = `tml-test-${randomBytes(20).toString('hex')}`;
 export const WANDB_KEY = `wandb-test-${randomBytes(20).toString('hex')}`;
 
@@ -42,6 +43,8 @@ export function newHome(): string {
 export interface RunServer extends InMemoryHarness {
   home: string;
   install: FakeInstall;
+  /** The fake Tinker service the server, its helper and its trainers talk to. */
+  tinker: FakeTinker;
   /** The environment the server was started with (to start another one like it). */
   env: Record<string, string>;
 }
@@ -60,10 +63,24 @@ export interface RunServerOptions {
   config?: Record<string, unknown>;
   /** What the client declares at `initialize` (e.g. APPS_CLIENT_CAPABILITIES). */
   capabilities?: ClientCapabilities;
+  /** The fake Tinker service; by default a new one knowing TINKER_KEY and serving Qwen/Qwen3-8B. */
+  tinker?: FakeTinker;
+}
+
+/** A fake Tinker service that knows TINKER_KEY (without the billing role) and serves the locked model. */
+export function runsTinker(): FakeTinker {
+  // Removed with the run homes, after every server and trainer that talks to it.
+  const dir = mkdtempSync(join(tmpdir(), 'rlmcp-tinker-'));
+  homes.push(dir);
+  const tinker = makeFakeTinker(dir);
+  tinker.addKey(TINKER_KEY);
+  tinker.setModels(['Qwen/Qwen3-8B']);
+  return tinker;
 }
 
 /** The settings of a run-test server; exported for servers started as separate processes. */
 export async function runServerEnv(install: FakeInstall, home: string, opts: RunServerOptions = {}): Promise<Record<string, string>> {
+  const tinker = opts.tinker ?? runsTinker();
   const configFile = join(mkdtempSync(join(dirname(home), 'cfg-')), 'rl.yaml');
   writeFileSync(configFile, stringify({ locked: { env: { total_steps: 3, use_wandb: false, ...opts.lockedEnv } }, ...opts.config }));
   const env: Record<string, string | undefined> = {
@@ -76,6 +93,8 @@ export async function runServerEnv(install: FakeInstall, home: string, opts: Run
     RL_STATUS_MIN_INTERVAL_SECONDS: '0',
     RL_STOP_GRACE_SECONDS: '5',
     TINKER_API_KEY: TINKER_KEY,
+    // The SDK's own variable, passed on to the trainer and the Tinker helper: the fake service's state directory.
+    TINKER_BASE_URL: `file://${tinker.dir}`,
     ...opts.env,
   };
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
@@ -88,7 +107,8 @@ export async function runServerEnv(install: FakeInstall, home: string, opts: Run
 export async function runServer(t: TestContext, opts: RunServerOptions = {}): Promise<RunServer> {
   const install = opts.install ?? (await makeFakeInstall());
   const home = opts.home ?? newHome();
-  const env = await runServerEnv(install, home, opts);
+  const tinker = opts.tinker ?? runsTinker();
+  const env = await runServerEnv(install, home, { ...opts, tinker });
   const h = await connectInMemory(env, undefined, opts.capabilities);
   t.after(async () => {
     await h.close();
@@ -98,7 +118,7 @@ export async function runServer(t: TestContext, opts: RunServerOptions = {}): Pr
     const selected = await h.call('rl_select_environment', { name: 'gsm8k' });
     assert.equal(selected.isError, false, JSON.stringify(selected.json));
   }
-  return { ...h, home, install, env };
+  return { ...h, home, install, tinker, env };
 }
 
 export async function waitUntil<T>(what: string, probe: () => T | undefined | false, seconds = 60): Promise<T> {

@@ -5,7 +5,8 @@
  *   RL_HOME/
  *     server.log
  *     selection.json (+ selection.json.lock)
- *     cache/discovery.json, cache/cookbook.json, cache/run-index.json, cache/rollout-lengths.json
+ *     cache/discovery.json, cache/cookbook.json, cache/run-index.json, cache/rollout-lengths.json,
+ *       cache/tinker-models.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/,
@@ -68,6 +69,8 @@ export const cookbookCachePath = (home: string): string => join(home, 'cache', '
 export const runIndexPath = (home: string): string => join(home, 'cache', 'run-index.json');
 /** Each environment's rollout lengths as its latest inference test measured them: what cost estimates start from. */
 export const rolloutLengthsPath = (home: string): string => join(home, 'cache', 'rollout-lengths.json');
+/** The base models Tinker serves, as it last said (kept an hour): what starts and the doctor check a run's model against. */
+export const tinkerModelsCachePath = (home: string): string => join(home, 'cache', 'tinker-models.json');
 export const runsRoot = (home: string): string => join(home, 'runs');
 export const runFilePath = (home: string, runId: string, name: string): string => join(runsRoot(home), runId, name);
 /** Held while a start checks the active runs and creates its directory (servers sharing RL_HOME). */

@@ -25,7 +25,7 @@ const KNOWN_KEYS = [
   'RL_STATUS_MIN_INTERVAL_SECONDS', 'RL_STOP_GRACE_SECONDS', 'RL_STOP_RUNS_ON_EXIT', 'RL_STALL_SECONDS', 'RL_MAX_CONCURRENT_RUNS',
   'RL_STALL_ACTION', 'RL_ALLOW_UNMANAGED_ENVIRONMENTS', 'RL_API_READY_TIMEOUT_SECONDS', 'RL_TRAINER_READY_TIMEOUT_SECONDS',
   'RL_ENV_READY_TIMEOUT_SECONDS', 'RL_INTROSPECT_TIMEOUT_SECONDS', 'TINKER_API_KEY', 'WANDB_API_KEY', 'OPENROUTER_API_KEY',
-  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'TINKER_OAI_BASE_URL', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS, ...PLACEMENT_KEYS,
+  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'TINKER_OAI_BASE_URL', 'TINKER_BASE_URL', 'TINKER_PROJECT_ID', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS, ...PLACEMENT_KEYS,
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
 
@@ -326,6 +326,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
       timeoutSeconds: seconds(src, 'RL_WANDB_TIMEOUT_SECONDS', '20', 1),
     },
     tinkerOaiBaseUrl: httpUrl(src, 'TINKER_OAI_BASE_URL', DEFAULT_TINKER_OAI_BASE_URL),
+    tinkerSdk: { baseUrl: src.get('TINKER_BASE_URL'), projectId: src.get('TINKER_PROJECT_ID') },
     logLevel: level,
     locked,
     cost: costSettings((key) => src.get(key), src.file.prices, src.configPath),

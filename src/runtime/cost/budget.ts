@@ -3,7 +3,7 @@
  * high bound) exceeds RL_MAX_RUN_COST_USD, or what RL_MAX_TOTAL_COST_USD leaves after the active
  * runs' own figures (each counted at its expected total, or its spend so far when that is more);
  * a running run is stopped once its spend reaches its budget, or the active runs' together reach the
- * total. Pure.
+ * total. A run's spend is the larger of its estimate and what Tinker billed (runs/runCost.ts). Pure.
  */
 import { UserError } from '../../core/errors.js';
 import type { CostSettings } from '../../core/settings.js';
@@ -45,10 +45,19 @@ export function budgetRefusal(estimate: RunEstimate, cost: Pick<CostSettings, 'm
   return undefined;
 }
 
+/** Which spend a budget was held to: the estimate from steps done, or Tinker's billed figure when that is higher. */
+export interface SpendSource {
+  /** "estimated spend" or "billed spend". */
+  what: string;
+  basis: string;
+}
+
+export const ESTIMATED: SpendSource = { what: 'estimated spend', basis: 'an estimate from steps done' };
+
 /** The reason a running run must stop, once its spend reached its budget. */
-export function budgetReached(spentUsd: number, budgetUsd: number | undefined): string | undefined {
+export function budgetReached(spentUsd: number, budgetUsd: number | undefined, source: SpendSource = ESTIMATED): string | undefined {
   if (budgetUsd === undefined || spentUsd < budgetUsd) return undefined;
-  return `budget reached: estimated spend ${money(spentUsd)} reached RL_MAX_RUN_COST_USD=${money(budgetUsd)} (an estimate from steps done; the latest checkpoint is kept)`;
+  return `budget reached: ${source.what} ${money(spentUsd)} reached RL_MAX_RUN_COST_USD=${money(budgetUsd)} (${source.basis}; the latest checkpoint is kept)`;
 }
 
 /**
@@ -56,7 +65,7 @@ export function budgetReached(spentUsd: number, budgetUsd: number | undefined): 
  * each one's further steps would be spent over it, so every active run stops, whichever server
  * supervises it.
  */
-export function totalBudgetReached(spentUsd: number, othersUsd: number, totalUsd: number | undefined): string | undefined {
+export function totalBudgetReached(spentUsd: number, othersUsd: number, totalUsd: number | undefined, source: SpendSource = ESTIMATED): string | undefined {
   if (totalUsd === undefined || spentUsd + othersUsd < totalUsd) return undefined;
-  return `budget reached: estimated spend of the active runs ${money(spentUsd + othersUsd)} (this run ${money(spentUsd)}) reached RL_MAX_TOTAL_COST_USD=${money(totalUsd)}, so every active run stops (an estimate from steps done; the latest checkpoint is kept)`;
+  return `budget reached: ${source.what} of the active runs ${money(spentUsd + othersUsd)} (this run ${money(spentUsd)}) reached RL_MAX_TOTAL_COST_USD=${money(totalUsd)}, so every active run stops (${source.basis}; the latest checkpoint is kept)`;
 }

@@ -130,13 +130,30 @@ export class Evaluations {
     }
   }
 
-  /** A run's evaluations, newest first (any server's, from their result.json). */
-  async ofRun(runId: string): Promise<EvaluationListing[]> {
+  /** Every evaluation of a run, newest first (any server's, from their result.json). */
+  private async allOfRun(runId: string): Promise<EvaluationOutput[]> {
     const ids = await namedSubdirs(this.directory, EVAL_ID_PATTERN);
     const found = await Promise.all(ids.map((id) => (this.running.get(id)?.output() as EvaluationOutput | undefined) ?? this.stored(id).catch(() => undefined)));
-    return found
-      .filter((e): e is EvaluationOutput => e !== undefined && e.run_id === runId)
-      .sort((a, b) => b.created_at.localeCompare(a.created_at))
+    return found.filter((e): e is EvaluationOutput => e !== undefined && e.run_id === runId).sort((a, b) => b.created_at.localeCompare(a.created_at));
+  }
+
+  /** The run's checkpoint that scored highest in its completed evaluations (a tie: the later step); undefined before any. */
+  async bestCheckpoint(runId: string): Promise<{ path: string; label: string; score: number; eval_id: string } | undefined> {
+    let best: { path: string; label: string; score: number; eval_id: string; step: number } | undefined;
+    for (const e of await this.allOfRun(runId)) {
+      if (e.status !== 'completed') continue;
+      for (const m of e.models ?? []) {
+        if (m.role !== 'checkpoint' || m.score === null) continue;
+        const step = m.step ?? -1;
+        if (best === undefined || m.score > best.score || (m.score === best.score && step > best.step)) best = { path: m.model, label: m.label, score: m.score, eval_id: e.eval_id, step };
+      }
+    }
+    return best && { path: best.path, label: best.label, score: best.score, eval_id: best.eval_id };
+  }
+
+  /** A run's evaluations, newest first (any server's, from their result.json). */
+  async ofRun(runId: string): Promise<EvaluationListing[]> {
+    return (await this.allOfRun(runId))
       .slice(0, LISTED_EVALUATIONS)
       .map((e) => ({
         eval_id: e.eval_id,

@@ -74,7 +74,11 @@ export type Readiness = 'ready' | 'waiting' | Verdict;
  * how far it got, whether it finished, its first error and its recent numbers.
  */
 export interface TrainingSummary {
-  /** Every sampler checkpoint in order. */
+  /**
+   * Every sampler checkpoint in order (tinker:// paths). Their training runs are how Tinker's own
+   * records of the run are found (its sessions' billing, all its checkpoints: runs/usage.ts), so a
+   * framework names here the paths its runs save, wherever it reads them from.
+   */
   checkpoints: string[];
   /** The last checkpoint actually saved: the real final weights. */
   latest: string | null;

@@ -29,6 +29,7 @@ import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
 import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
 import { estimateSelection, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
+import type { RunUsage } from './usage.js';
 import { type ResumedRun, resumeRun } from './resume.js';
 
 /** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
@@ -61,7 +62,7 @@ export class RunManager {
   private scannedRootMtime = -1;
   private closed = false;
 
-  constructor(private readonly core: CoreServices) {
+  constructor(private readonly core: CoreServices, readonly usage: RunUsage) {
     this.store = new RunStore(core.settings.home);
     this.index = new RunIndex(this.store, runIndexPath(core.settings.home), this.healthPolicy, core.logger);
     this.reconcile();
@@ -250,6 +251,7 @@ export class RunManager {
         childEnvs: frameworkOf(record).childEnvironments(this.core.settings, record),
         onReleased: (runId) => this.supervisors.delete(runId),
         othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),
+        usage: this.usage,
       },
       record,
     );

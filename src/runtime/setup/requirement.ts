@@ -9,6 +9,7 @@ import type { DiscoveryReport } from '../environments/report.js';
 import type { TinkerFacts } from '../environments/tinkerReadiness.js';
 import type { WandbAccess } from '../wandb/reader.js';
 import type { InterpreterProbe } from './installation.js';
+import type { LiveModels } from '../tinker/models.js';
 import type { PlacementName } from '../runs/registry/record.js';
 import type { SlurmProbe } from './slurmProbe.js';
 
@@ -29,6 +30,10 @@ export interface StartContext {
   placement: PlacementName;
   /** RL_PYTHON's version and imports: one interpreter launch, shared by the checks that need it. */
   interpreter(): Promise<InterpreterProbe>;
+  /** The base model the run trains (the locked one when not given). */
+  model?: string;
+  /** The base models Tinker serves now (cached an hour), or why they could not be had. */
+  liveModels(): Promise<LiveModels>;
   /** Slurm's commands and controller as this server finds them: one look, shared by the Slurm checks. */
   slurm(): Promise<SlurmProbe>;
   /** Ids of the runs active on this host, named in a busy port's detail (the doctor's). */

@@ -17,6 +17,10 @@ import { probeSlurm } from './slurmProbe.js';
 import type { PlacementName } from '../runs/registry/record.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
 import { type TinkerFacts } from '../environments/tinkerReadiness.js';
+import { BASE_MODEL } from './modelRequirements.js';
+import { liveModels } from '../tinker/models.js';
+import { SecretRedactor } from '../../core/redact.js';
+import { secretValues } from '../../core/settings.js';
 
 /**
  * In the order a start checks them: what the server's environment lacks, then the install (the
@@ -32,6 +36,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
   PYTHON,
   ATROPOSLIB,
   TINKER,
+  BASE_MODEL,
   TINKER_READY,
   ENVIRONMENT_IMPORT,
   ENVIRONMENTS,
@@ -57,6 +62,8 @@ export interface SelectedForChecks {
   file: string;
   values: Record<string, JsonValue>;
   tinker?: TinkerFacts;
+  /** The base model a run of it trains, when it is not the locked one. */
+  model?: string;
 }
 
 /** What a start's checks read; `reuseProbe`: a start takes RL_PYTHON's last good probe of this environment (installation.ts). */
@@ -70,6 +77,8 @@ export function startContext(settings: Settings, selected: SelectedForChecks | u
     signal,
     placement,
     interpreter: once(() => probe(settings, signal, selected?.file)),
+    ...(selected?.model !== undefined ? { model: selected.model } : {}),
+    liveModels: once(() => liveModels({ settings, redactor: new SecretRedactor(secretValues(settings)) }, signal)),
     slurm: once(() => probeSlurm(settings)),
   };
 }

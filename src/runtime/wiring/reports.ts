@@ -18,6 +18,7 @@ import type { TrainingSummary } from '../runs/framework.js';
 import { frameworkOf } from '../runs/frameworks.js';
 import { runCost, type RunCost } from '../runs/runCost.js';
 import type { EvaluationListing } from '../evaluation/registry.js';
+import { STORAGE_USD_PER_GB_MONTH } from '../tinker/checkpoints.js';
 
 /** The JSON of the history rows an answer holds: with the rest, well under 10k tokens. */
 export const MAX_ANSWER_HISTORY_CHARS = 20_000;
@@ -35,6 +36,15 @@ export interface RunWeights {
   final_reported: string | null;
 }
 
+/** What the run's checkpoints on Tinker hold and cost to keep (from their sizes), as last asked. */
+export interface RunStorage {
+  checkpoints: number | null;
+  size_bytes: number | null;
+  monthly_cost_usd: number | null;
+  checked_at: string;
+  note: string;
+}
+
 export interface RunOutcome {
   status: RunStatus;
   reason: string;
@@ -50,6 +60,7 @@ export type RunResults = {
   outcome: RunOutcome;
   progress?: { step: number; total_steps: number };
   cost?: RunCost;
+  storage?: RunStorage;
   /** rl_evaluate's evaluations of this run, newest first. */
   evaluations?: EvaluationListing[];
   /** Set when `history` holds fewer rows than were sampled: the file holding them all. */
@@ -101,20 +112,35 @@ function costOf(run: RunRecord): { cost?: RunCost } {
   return cost ? { cost } : {};
 }
 
-/** rl_check_status: the run's status answer, with W&B metrics on a full (not rate-limited) answer. */
+function storageOf(run: RunRecord): { storage?: RunStorage } {
+  const usage = run.tinker;
+  if (usage === undefined) return {};
+  const { storage } = usage;
+  const note = storage
+    ? `What the run's checkpoints on Tinker hold, and cost to keep per month at $${STORAGE_USD_PER_GB_MONTH}/GB-month (from their sizes); rl_checkpoints lists them and sets a TTL on or deletes the intermediate ones.`
+    : `Not known: ${usage.storage_error ?? 'the run has saved no Tinker checkpoint yet'}.`;
+  return { storage: { checkpoints: storage?.checkpoints ?? null, size_bytes: storage?.size_bytes ?? null, monthly_cost_usd: storage?.monthly_cost_usd ?? null, checked_at: usage.checked_at, note } };
+}
+
+/**
+ * rl_check_status: the run's status answer, with W&B metrics and what Tinker billed (asked when due)
+ * on a full answer; a rate-limited one asks nothing.
+ */
 export async function statusWithMetrics(runtime: Runtime, runId: string, signal?: AbortSignal): Promise<StatusAnswer & Partial<WandbStatus>> {
   const { answer, record: run } = await runtime.runs.status(runId);
   if (run === undefined) return answer;
-  return { ...answer, ...(await statusMetrics(runtime.wandb, run, signal)) };
+  const [fresh, wandb] = await Promise.all([runtime.runs.usage.current(run), statusMetrics(runtime.wandb, run, signal)]);
+  return { ...answer, ...costOf(fresh), ...wandb };
 }
 
 /** rl_get_results: outcome, weights and W&B metrics for a run, finished or not. */
 export async function runResults(runtime: Runtime, runId: string, samples: number, signal?: AbortSignal): Promise<RunResults> {
-  const run = record(runtime, runId);
-  const [trainer, evaluations, wandb] = await Promise.all([
-    frameworkOf(run).readSummary(run),
-    runtime.evaluations.ofRun(run.run_id),
-    results(runtime.wandb, run, samples, signal),
+  const read = record(runtime, runId);
+  const trainer = await frameworkOf(read).readSummary(read);
+  const [run, evaluations, wandb] = await Promise.all([
+    runtime.runs.usage.current(read, trainer),
+    runtime.evaluations.ofRun(read.run_id),
+    results(runtime.wandb, read, samples, signal),
   ]);
   return {
     run_id: run.run_id,
@@ -127,6 +153,7 @@ export async function runResults(runtime: Runtime, runId: string, samples: numbe
     outcome: describeOutcome(run, trainer),
     ...(trainer.total_steps !== undefined ? { progress: { step: trainer.steps_completed, total_steps: trainer.total_steps } } : {}),
     ...costOf(run),
+    ...storageOf(run),
     ...(evaluations.length ? { evaluations } : {}),
   };
 }

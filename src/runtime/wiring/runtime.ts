@@ -13,6 +13,9 @@ import { createHome, secretValues, type Settings } from '../../core/settings.js'
 import { WandbReader } from '../wandb/reader.js';
 import { Evaluations } from '../evaluation/registry.js';
 import { Dashboard } from './dashboard.js';
+import { TinkerApi } from '../tinker/helper.js';
+import { RunUsage } from '../runs/usage.js';
+import { RunStore } from '../runs/registry/store.js';
 
 type Closer = () => Promise<void> | void;
 
@@ -25,6 +28,8 @@ export class Runtime {
   readonly evaluations: Evaluations;
   readonly wandb: WandbReader;
   readonly runs: RunManager;
+  /** Tinker's own SDK, asked through python/tinker_api.py: billing, checkpoints, live models. */
+  readonly tinker: TinkerApi;
   /** The dashboard view's snapshots (MCP Apps). */
   readonly dashboard: Dashboard;
   private readonly closers: Closer[] = [];
@@ -46,7 +51,8 @@ export class Runtime {
     this.evaluations = new Evaluations(core);
     this.onClose(() => this.evaluations.close());
     this.wandb = new WandbReader(core);
-    this.runs = new RunManager(core);
+    this.tinker = new TinkerApi(core);
+    this.runs = new RunManager(core, new RunUsage(core, this.tinker, new RunStore(core.settings.home)));
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
     // either way their state is on disk and their supervisor locks are released.
     this.onClose(() => this.runs.close());

@@ -11,12 +11,16 @@ exit codes, upstream quirks included:
   the step with "'NoneType' object is not subscriptable" (TA trainer.py:242);
 - a failing ``wandb.init`` prints "Error initializing wandb: ..." and then kills the trainer with an
   AttributeError, assigning the read-only ``use_wandb`` (TA trainer.py:100-102);
-- a key that starts with neither ``tml-`` nor ``eyJ`` is refused when the Tinker client is made:
-  "Error during training: The api_key must start with the 'tml-' prefix", exit 1, after start-up;
+- a key that starts with neither ``tml-`` nor ``eyJ`` is refused by the SDK when the training
+  client is made: "Error during training: The api_key must start with the 'tml-' prefix", exit 1, after start-up;
 - groups whose scores are all equal are skipped ("Skipped N groups with zero advantages"); a batch
   of nothing else trains nothing: "Got 0 Datum objects", "Loss: 0.0" (TA trainer.py:363, :405).
-Nothing talks to Tinker: weights paths are invented, losses are computed from the step number,
-rewards from the batch, and sampling answers with a fixed text.
+Tinker is the fake SDK (test/fakes/python/tinker), called as upstream calls it: a ServiceClient, a
+LoRA training client on ``env.tokenizer_name`` (a base model the service does not serve fails the
+start with its 400), and ``save_weights_for_sampler("step_0")`` at setup and ``"step_{k+1}"`` after
+each step, so every printed checkpoint exists in the fake service with its size. The training itself
+is not sent: losses are computed from the step number, rewards from the batch, and sampling answers
+with a fixed text.
 
 Behaviour for tests comes from ``fake_trainer.json`` in the working directory (all keys optional):
   step_seconds (float, 0.05)  time spent per step
@@ -40,10 +44,10 @@ import sys
 import threading
 import time
 import traceback
-import uuid
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import tinker
 import wandb
 
 from atroposlib.utils.json_http import request_json
@@ -129,6 +133,7 @@ class FakeTrainer:
         # token ids mean the same on both sides.
         self.tokenizer = CharTokenizer(config.base_model)
         self.model_id: Optional[str] = None
+        self.training_client: Optional[tinker.TrainingClient] = None
         self.sampling_path: Optional[str] = None  # None until the initial sampling client exists
         self.wandb_group: Optional[str] = None
         self.trainer_id: Optional[int] = None
@@ -207,18 +212,16 @@ class FakeTrainer:
         print(f"Creating ServiceClient for {self.config.base_model}...")
         if self.control.get("fail_at_start"):
             raise RuntimeError("simulated failure")
-        key = os.environ.get("TINKER_API_KEY")
-        if not key:
+        if not os.environ.get("TINKER_API_KEY"):
             raise RuntimeError("TINKER_API_KEY is not set")
-        if not key.startswith("tml-") and not key.startswith("eyJ"):
-            # As the Tinker SDK's ServiceClient(): its key check, after the run's processes started.
-            raise RuntimeError("The api_key must start with the 'tml-' prefix")
+        service_client = tinker.ServiceClient()
         print(f"Loaded tokenizer for {self.config.base_model}")
         print("Creating training client...")
-        self.model_id = f"{uuid.uuid4()}:train:0"
+        self.training_client = service_client.create_lora_training_client(base_model=self.config.base_model, rank=self.config.tinker.lora_rank)
+        self.model_id = self.training_client.model_id
         print("Training client created")
         print("Saving initial weights...")
-        self.sampling_path = self.weights_path("step_0")
+        self.sampling_path = self.save_for_sampler("step_0")
         print(f"Initial sampling client created: {self.sampling_path}")
 
         self.wandb_group = self.config.tinker.wandb_group or "".join(random.choices(string.ascii_lowercase + string.digits, k=8))
@@ -255,6 +258,9 @@ class FakeTrainer:
 
     def weights_path(self, name: str) -> str:
         return f"tinker://{self.model_id}/sampler_weights/{name}"
+
+    def save_for_sampler(self, name: str) -> str:
+        return self.training_client.save_weights_for_sampler(name=name).result().path
 
     def get_data(self) -> Tuple[int, List[float]]:
         """Waits for a batch as long as it takes, then (datum count, mean score per group)."""
@@ -301,7 +307,7 @@ class FakeTrainer:
         print(f"Loss: {loss}")
         time.sleep(float(self.control.get("step_seconds", 0.05)))
         print("Saving checkpoint and updating sampling client...")
-        self.sampling_path = self.weights_path(f"step_{step + 1}")
+        self.sampling_path = self.save_for_sampler(f"step_{step + 1}")
         print(f"Sampling client updated: {self.sampling_path}")
         metrics = {"train/loss": loss, "train/learning_rate": self.config.tinker.learning_rate}
         if group_means:

@@ -37,8 +37,8 @@ export function refuseStallingConfig(env: Record<string, JsonValue>): void {
 }
 
 /** Where the start found the processes it launches. */
-function checksOf(settings: Settings, selection: RunSelection, placement: PlacementName, signal: AbortSignal | undefined, reuseProbe: boolean): StartContext {
-  return startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker }, signal, reuseProbe, placement);
+function checksOf(settings: Settings, selection: RunSelection, placement: PlacementName, signal: AbortSignal | undefined, reuseProbe: boolean, model?: string): StartContext {
+  return startContext(settings, { file: selection.environment.file_path, values: selection.values, tinker: selection.tinker, ...(model !== undefined ? { model } : {}) }, signal, reuseProbe, placement);
 }
 
 /**
@@ -60,10 +60,10 @@ export interface Installation {
  * Every refusal of a start after its selection: a config that would stall, then the start's
  * requirements (setup/requirements.ts), the ones the doctor reports too.
  */
-/** The ports are not checked here: where the run is placed decides them, under the start lock (`refuseBusyPorts`). */
-export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, placement: PlacementName, signal?: AbortSignal): Promise<Installation> {
+/** The ports are not checked here: where the run is placed decides them, under the start lock (`refuseBusyPorts`); `model`: the base model it trains. */
+export async function preflight(settings: Settings, selection: RunSelection, env: Record<string, JsonValue>, placement: PlacementName, model: string, signal?: AbortSignal): Promise<Installation> {
   refuseStallingConfig(env);
-  await refuseUnmetRequirements(checksOf(settings, selection, placement, signal, true));
+  await refuseUnmetRequirements(checksOf(settings, selection, placement, signal, true, model));
   signal?.throwIfAborted();
   // Both were found a moment ago by the launch_training.py and run-api requirements.
   return { runApi: findRunApi(settings), launchTraining: findLaunchTraining(settings) };

@@ -57,7 +57,8 @@ export function estimateAtropos(settings: Settings, selection: RunSelection): Ru
 
 export async function preflightAtropos(request: StartRequest): Promise<Preflight> {
   const { settings, selection, runId, runDir, signal } = request;
-  const install = await preflight(settings, selection, provisionalConfig(settings, selection, runId, runDir).env, request.placement.name, signal);
+  const config = provisionalConfig(settings, selection, runId, runDir);
+  const install = await preflight(settings, selection, config.env, request.placement.name, trainedModel(config), signal);
   return { executables: { runApi: install.runApi, launchTraining: install.launchTraining } };
 }
 

@@ -8,6 +8,7 @@ import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
 import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
 import type { CostPlan, LoggedTokens } from '../../cost/spend.js';
 import type { BatchTokens } from '../atropos/batchTokens.js';
+import type { RunTinkerUsage } from '../../tinker/usage.js';
 
 /** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
 export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
@@ -133,6 +134,8 @@ export interface RunRecord {
   observed?: RunObservations;
   /** The cost estimate at start (an estimate: its figures say from what); spend is counted from it. */
   cost?: CostPlan;
+  /** What Tinker itself said of the run: billed usage and checkpoint storage (runs/usage.ts), asked at most every RL_BILLING_REFRESH_SECONDS. */
+  tinker?: RunTinkerUsage;
   /** Status rate limit: when the last full rl_check_status answer was given. */
   last_full_check_at?: string;
   /** Each time the ended run was started again (rl_resume_training): when, from which step and saved state, and how it had ended. */

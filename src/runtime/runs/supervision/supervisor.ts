@@ -34,7 +34,7 @@ import { StartUp } from './startup.js';
 import { stopProcesses } from './stopping.js';
 import type { RunStore } from '../registry/store.js';
 import { now, TrackedRun } from './trackedRun.js';
-import { Watchdog } from '../watching/watchdog.js';
+import { type UsageSource, Watchdog } from '../watching/watchdog.js';
 
 /** Adopted processes, lock ownership and stop requests from other servers are checked this often. */
 export const TICK_MS = 1_000;
@@ -61,8 +61,10 @@ export interface SupervisorContext {
   childEnvs: Partial<Record<RunProcess, Record<string, string>>>;
   /** Called once the supervisor has let go of the run and released its lock (`ended` or `detached`). */
   onReleased(runId: string): void;
-  /** What the other active runs (any server's) spent so far, by their estimates. */
+  /** What the other active runs (any server's) spent so far, by their estimates (or billed, when more). */
   othersSpentUsd(runId: string): number;
+  /** Tinker's word on the run's usage, asked by the watchdog while the run trains. */
+  usage: UsageSource;
 }
 
 export class RunSupervisor {

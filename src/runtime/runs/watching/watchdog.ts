@@ -4,7 +4,9 @@
  * reaches the API, and judges health: a stall (no trainer step and no new data for
  * RL_STALL_SECONDS, twice that before the first step) is logged, and with RL_STALL_ACTION=stop it
  * ends the run as failed; a run whose estimated spend reached RL_MAX_RUN_COST_USD, or whose spend
- * with the other active runs' reached RL_MAX_TOTAL_COST_USD, ends stopped. The upstream trainer waits
+ * with the other active runs' reached RL_MAX_TOTAL_COST_USD, ends stopped (spend: the estimate, or
+ * what Tinker billed when more, asked again every RL_BILLING_REFRESH_SECONDS while the run trains).
+ * The upstream trainer waits
  * for a batch for ever, so without this a run whose environment produces nothing stays "running"
  * while sampling is paid for.
  */
@@ -14,6 +16,14 @@ import { assessHealth } from './health.js';
 import type { RunFramework, RunObserver, Verdict } from '../framework.js';
 import { now, type TrackedRun } from '../supervision/trackedRun.js';
 import { budgetStop } from '../runCost.js';
+import type { RunRecord } from '../registry/record.js';
+import type { RunTinkerUsage } from '../../tinker/usage.js';
+
+/** Tinker's word on a run's usage (runs/usage.ts): whether it is due to be asked again, and asking it. */
+export interface UsageSource {
+  dueWhileTraining(record: RunRecord): boolean;
+  lookUp(record: RunRecord): Promise<RunTinkerUsage>;
+}
 
 /** How often the watchdog looks. */
 export const OBSERVE_MS = 2_000;
@@ -29,14 +39,18 @@ export class Watchdog {
   private looking?: Promise<void>;
   private lastWrite = 0;
   private warnedStall = false;
+  /** A question to Tinker about the run's usage under way: at most one, never awaited by a look. */
+  private asking?: Promise<void>;
+  private closed = false;
 
   constructor(
     private readonly ctx: {
       settings: Settings;
       logger: Logger;
       framework: RunFramework;
-      /** What the other active runs spent so far (estimates): the total budget is theirs and this run's. */
+      /** What the other active runs spent so far (estimates, or billed when more): the total budget is theirs and this run's. */
       othersSpentUsd(runId: string): number;
+      usage: UsageSource;
     },
     private readonly run: TrackedRun,
     /** Called once when the run must end: a stall with RL_STALL_ACTION=stop, or its spend reached its budget. */
@@ -49,6 +63,7 @@ export class Watchdog {
   }
 
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
   }
 
@@ -89,6 +104,23 @@ export class Watchdog {
       this.lastWrite = Date.now();
     }
     this.judge({ ...this.run.record, observed: next });
+    this.askUsageWhenDue();
+  }
+
+  /** Billed spend moves budgets too: asked in the background, written to run.json, judged at the next look. */
+  private askUsageWhenDue(): void {
+    const { usage } = this.ctx;
+    if (this.closed || this.asking !== undefined || this.run.record.status !== 'running' || !usage.dueWhileTraining(this.run.record)) return;
+    this.asking = usage
+      .lookUp(this.run.record)
+      .then((found) => {
+        if (this.closed) return;
+        this.run.update((r) => {
+          r.tinker = found;
+        });
+      })
+      .catch((err: unknown) => this.ctx.logger.warn({ err, run_id: this.run.runId }, "could not ask Tinker for the run's usage"))
+      .finally(() => (this.asking = undefined));
   }
 
   private judge(record: TrackedRun['record']): void {

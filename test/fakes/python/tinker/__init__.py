@@ -23,7 +23,8 @@ Behaviour kept from the SDK
   ..." on logger tinker.lib.internal_client_holder every 60 s) for up to an hour, then raises.
 - Every REST method also exists as `<name>_async`; so do the training, sampling and creation calls.
 
-State: the directory named by $FAKE_TINKER_STATE (unset: every call fails to connect, retried as above)
+State: the directory named by $FAKE_TINKER_STATE, else by a TINKER_BASE_URL of the form `file://<dir>`
+(neither: every call fails to connect, retried as above)
 - `keys.json` (test writes): `{"<key>": {"billing_view": bool, "user_id"?: str, "user_name"?: str}}`;
   a key absent from it gets 401. Removing a key makes the next call of a live client fail with 401.
 - `models.json` (test writes): live base models, `["Qwen/Qwen3-8B", ...]` or

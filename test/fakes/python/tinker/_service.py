@@ -40,8 +40,13 @@ def iso(moment: datetime | None) -> str | None:
 
 
 def root() -> Path | None:
+    """$FAKE_TINKER_STATE, else a `file://<dir>` TINKER_BASE_URL: a process that gets only the SDK's
+    own variables (a trainer under an allow-listed environment) reaches the same fake service."""
     value = os.environ.get(STATE_ENV)
-    return Path(value) if value else None
+    if value:
+        return Path(value)
+    base_url = os.environ.get("TINKER_BASE_URL", "")
+    return Path(base_url[len("file://"):]) if base_url.startswith("file://") else None
 
 
 def _path(*parts: str) -> Path:

@@ -1,0 +1,136 @@
+/**
+ * A run's checkpoints as Tinker lists them (python/tinker_api.py `checkpoints`), what keeping them
+ * costs, and which of them an action on the "intermediate" ones touches. Tinker bills storage per
+ * GB-month and its billing rows for storage carry no session, so a run's storage is computed from
+ * its checkpoints' sizes and ages. Pure.
+ */
+import { z } from 'zod';
+import { parseTinkerPath, type CheckpointKind } from './paths.js';
+
+/** Tinker's storage rate (Models & Pricing), dollars per GB kept for a month. */
+export const STORAGE_USD_PER_GB_MONTH = 0.1;
+/** A GB as storage is billed (10^9 bytes) and a month as 730 hours (8760 / 12). */
+const BYTES_PER_GB = 1e9;
+export const HOURS_PER_MONTH = 730;
+
+export const CHECKPOINT_JSON = z.object({
+  path: z.string(),
+  training_run_id: z.string(),
+  name: z.string(),
+  kind: z.enum(['state', 'sampler']),
+  size_bytes: z.number().nullable(),
+  created_at: z.string().nullable(),
+  expires_at: z.string().nullable(),
+  public: z.boolean(),
+});
+export type TinkerCheckpoint = z.output<typeof CHECKPOINT_JSON>;
+
+export const CHECKPOINTS_ANSWER = z.object({ checkpoints: z.array(CHECKPOINT_JSON), not_found: z.array(z.string()) });
+
+const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+export function monthlyUsd(sizeBytes: number | null): number {
+  return round6(((sizeBytes ?? 0) / BYTES_PER_GB) * STORAGE_USD_PER_GB_MONTH);
+}
+
+/** What a run's checkpoints hold and cost: now per month, and accrued since each was saved. */
+export interface StorageSummary {
+  checkpoints: number;
+  size_bytes: number;
+  monthly_cost_usd: number;
+  /** GB-hours kept so far (each checkpoint from its creation to now or its expiry) and their dollars. */
+  gigabyte_hours: number;
+  accrued_usd: number;
+}
+
+export function storageOf(checkpoints: readonly TinkerCheckpoint[], nowMs: number): StorageSummary {
+  let bytes = 0;
+  let gbHours = 0;
+  for (const c of checkpoints) {
+    const size = c.size_bytes ?? 0;
+    bytes += size;
+    const from = Date.parse(c.created_at ?? '');
+    const until = Math.min(nowMs, c.expires_at ? Date.parse(c.expires_at) : nowMs);
+    if (Number.isFinite(from) && until > from) gbHours += (size / BYTES_PER_GB) * ((until - from) / 3_600_000);
+  }
+  return {
+    checkpoints: checkpoints.length,
+    size_bytes: bytes,
+    monthly_cost_usd: monthlyUsd(bytes),
+    gigabyte_hours: round6(gbHours),
+    accrued_usd: round6((gbHours / HOURS_PER_MONTH) * STORAGE_USD_PER_GB_MONTH),
+  };
+}
+
+/** One checkpoint as rl_checkpoints lists it. */
+export interface ListedCheckpoint {
+  step: number | null;
+  kind: CheckpointKind;
+  path: string;
+  size_bytes: number | null;
+  expires_at: string | null;
+  monthly_cost_usd: number;
+}
+
+export function listed(c: TinkerCheckpoint): ListedCheckpoint {
+  return { step: parseTinkerPath(c.path)?.step ?? null, kind: c.kind, path: c.path, size_bytes: c.size_bytes, expires_at: c.expires_at, monthly_cost_usd: monthlyUsd(c.size_bytes) };
+}
+
+/** Oldest first: by step, then by when it was saved. */
+export function inOrder(checkpoints: readonly TinkerCheckpoint[]): TinkerCheckpoint[] {
+  const step = (c: TinkerCheckpoint): number => parseTinkerPath(c.path)?.step ?? -1;
+  return [...checkpoints].sort((a, b) => step(a) - step(b) || (a.created_at ?? '').localeCompare(b.created_at ?? ''));
+}
+
+/** What an action on the intermediate checkpoints keeps. */
+export interface KeepRules {
+  /** The newest checkpoint of each kind (the trained weights; for a resumable run its latest state too). */
+  latest: boolean;
+  /** The best checkpoint by rl_evaluate, when one was evaluated. */
+  best?: string;
+  /** Steps kept whatever their kind. */
+  steps: readonly number[];
+}
+
+export interface ActionPlan {
+  targets: TinkerCheckpoint[];
+  kept: { path: string; why: string }[];
+}
+
+/** The checkpoints an action touches (all but those kept, within `only` steps when given), and those it keeps and why. */
+export function planAction(checkpoints: readonly TinkerCheckpoint[], keep: KeepRules, only?: readonly number[]): ActionPlan {
+  const ordered = inOrder(checkpoints);
+  const why = new Map<string, string>();
+  if (keep.latest) {
+    for (const kind of ['sampler', 'state'] as const) {
+      const newest = ordered.filter((c) => c.kind === kind).at(-1);
+      if (newest) why.set(newest.path, `the latest ${kind} checkpoint`);
+    }
+  }
+  if (keep.best !== undefined && ordered.some((c) => c.path === keep.best)) why.set(keep.best, why.has(keep.best) ? `${why.get(keep.best)}, and the best by rl_evaluate` : 'the best by rl_evaluate');
+  for (const c of ordered) {
+    const step = parseTinkerPath(c.path)?.step;
+    if (step !== undefined && keep.steps.includes(step) && !why.has(c.path)) why.set(c.path, `step ${step} was named in keep`);
+  }
+  const targets = ordered.filter((c) => {
+    if (why.has(c.path)) return false;
+    const step = parseTinkerPath(c.path)?.step;
+    return only === undefined || (step !== undefined && only.includes(step));
+  });
+  return { targets, kept: [...why.entries()].map(([path, reason]) => ({ path, why: reason })) };
+}
+
+/** python/tinker_api.py's answer to set_ttl, delete, publish and archive_url: one result per path, in order. */
+export const RESULTS_ANSWER = z.object({
+  results: z.array(
+    z.object({
+      path: z.string(),
+      ok: z.boolean(),
+      error: z.object({ kind: z.string(), status: z.number().nullable(), message: z.string() }).optional(),
+      url: z.string().optional(),
+      expires: z.string().nullable().optional(),
+      already_public: z.boolean().optional(),
+    }),
+  ),
+});
+export type PathResult = z.output<typeof RESULTS_ANSWER>['results'][number];

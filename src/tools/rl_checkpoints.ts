@@ -1,0 +1,79 @@
+/** rl_checkpoints: a run's checkpoints on Tinker, what they cost to keep, and expiring, deleting or exporting them. */
+import { z } from 'zod';
+import { checkpointsAction } from '../runtime/wiring/checkpoints.js';
+import { defineTool } from './define.js';
+import { runIdInput } from './runSchemas.js';
+
+const steps = z.array(z.number().int().min(0)).max(500);
+const listedCheckpoint = z.object({
+  step: z.number().int().nullable().describe('The number the name ends with (step_12 -> 12)'),
+  kind: z.enum(['sampler', 'state']).describe('sampler: save_weights_for_sampler (sampling, download); state: save_state (resumable)'),
+  path: z.string(),
+  size_bytes: z.number().nullable(),
+  expires_at: z.string().nullable().describe('When Tinker deletes it; null: kept until deleted'),
+  monthly_cost_usd: z.number(),
+});
+
+export const rlCheckpoints = defineTool({
+  name: 'rl_checkpoints',
+  title: "Manage a run's checkpoints on Tinker",
+  description:
+    "A run's checkpoints as Tinker lists them and what they cost to keep ($0.10/GB-month: tinker-atropos saves one per step, kept " +
+    'until deleted). action "list": each with step, kind, path, size, expiry and monthly cost (the newest `limit`), the totals and the ' +
+    'best by rl_evaluate. "set_ttl" (ttl_seconds; null removes expiries) and "delete" act on the INTERMEDIATE checkpoints: all but the ' +
+    'latest of each kind, the best by rl_evaluate and the steps in keep.steps (keep.latest/keep.best false to drop those rules); `steps` ' +
+    'limits them to those steps. They are described exactly (affected: paths, `step_{1..24,26}` meaning each step from 1 to 24 and 26), ' +
+    'asked of the user first when the client supports elicitation (a decline changes nothing), and dry_run only shows them. "export": a ' +
+    "signed archive URL of one checkpoint (the latest sampler one, or `step`) to download it; publish: true also makes it public (asked " +
+    'first). Deleting cannot be undone.',
+  input: z
+    .object({
+      run_id: runIdInput,
+      action: z.enum(['list', 'set_ttl', 'delete', 'export']).describe('list, set_ttl, delete or export'),
+      keep: z
+        .object({
+          latest: z.boolean().default(true).describe('Keep the latest checkpoint of each kind (default true)'),
+          best: z.boolean().default(true).describe('Keep the best checkpoint by rl_evaluate, when one was evaluated (default true)'),
+          steps: steps.default([]).describe('Steps kept whatever the other rules say'),
+        })
+        .strict()
+        .optional()
+        .describe('set_ttl / delete: what is kept'),
+      steps: steps.optional().describe('set_ttl / delete: act only on these steps (still never on the kept ones)'),
+      ttl_seconds: z.number().int().min(1).nullable().optional().describe('set_ttl: seconds until Tinker deletes each checkpoint; null removes the expiry'),
+      step: z.number().int().min(0).optional().describe('export: the step to export (default the latest sampler checkpoint)'),
+      publish: z.boolean().optional().describe('export: also make the checkpoint public on Tinker'),
+      dry_run: z.boolean().optional().describe('set_ttl / delete: answer what would be done, do nothing'),
+      limit: z.number().int().min(1).max(100).optional().describe('list: how many of the newest to list (default 50)'),
+    })
+    .strict(),
+  output: z.object({
+    run_id: z.string(),
+    action: z.enum(['list', 'set_ttl', 'delete', 'export']),
+    checkpoints_total: z.number().int().describe("The run's checkpoints on Tinker before the action"),
+    size_bytes: z.number(),
+    monthly_cost_usd: z.number().describe('What keeping all of them costs per month, from their sizes'),
+    message: z.string(),
+    checkpoints: z.array(listedCheckpoint).optional().describe('list: the newest `limit`, oldest first'),
+    shown: z.number().int().optional(),
+    best: z.object({ path: z.string(), label: z.string(), score: z.number(), eval_id: z.string() }).optional().describe('The best checkpoint by rl_evaluate'),
+    done: z.boolean().optional().describe('Whether anything was changed'),
+    confirmation: z.enum(['accept', 'decline', 'cancel', 'unsupported', 'not_asked']).optional().describe('The user\'s answer; unsupported: the client cannot be asked'),
+    affected: z.array(z.string()).optional().describe('Exactly the paths acted on (or that would be), step_{a..b} meaning each step from a to b'),
+    affected_count: z.number().int().optional(),
+    affected_size_bytes: z.number().optional(),
+    affected_monthly_cost_usd: z.number().optional(),
+    kept: z.array(z.object({ path: z.string(), why: z.string() })).optional().describe('What is kept and why (at most 20; kept_count has them all)'),
+    kept_count: z.number().int().optional(),
+    failed: z.array(z.object({ path: z.string(), error: z.string() })).optional(),
+    expires_at: z.string().nullable().optional().describe('set_ttl: about when they expire'),
+    path: z.string().optional().describe('export: the checkpoint'),
+    url: z.string().optional().describe('export: a signed download URL of its archive'),
+    url_expires_at: z.string().nullable().optional(),
+    published: z.boolean().optional(),
+  }),
+  // Destructive: delete and set_ttl remove checkpoints on Tinker. Open world: it drives the Tinker service.
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  handler: (args, ctx) =>
+    checkpointsAction(ctx.runtime, { confirm: (message, field) => ctx.confirm(message, field), progress: (done, total, message) => ctx.progress(done, total, message) }, args),
+});

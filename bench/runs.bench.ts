@@ -2,7 +2,7 @@
  * Training runs: start-up to `running` with processes that are ready at once (the fake Atropos
  * API, trainer and environment), beside the seed's fixed 135 s schedule (sleeps of 5 + 30 + 90
  * + 10 s before it called a run running); the latency of rl_stop_training for three
- * well-behaved processes (SIGTERM, each exits at once); and four runs started back to back until
+ * well-behaved processes (SIGTERM, each exits at once); and four runs asked to start at once until
  * all four are running, beside one start measured in the same run.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -84,8 +84,8 @@ export default async function runsBench(): Promise<BenchFigure[]> {
       }
     }
     const started = performance.now();
-    const ids: string[] = [];
-    for (let i = 0; i < CONCURRENT; i++) ids.push((await runtime.runs.start(config)).record.run_id);
+    // Four starts asked at once, as four agents (or one agent's parallel calls) would ask them.
+    const ids = (await Promise.all(Array.from({ length: CONCURRENT }, () => runtime.runs.start(config)))).map((s) => s.record.run_id);
     await Promise.all(ids.map((id) => until(id, 'running')));
     fourAtOnce = (performance.now() - started) / 1000;
     await Promise.all(ids.map((id) => runtime.runs.stop(id)));
@@ -110,11 +110,12 @@ export default async function runsBench(): Promise<BenchFigure[]> {
       note: `all rounds: ${stops.map((s) => s.toFixed(0)).join(', ')} ms; exits in the last round: ${exits} (the fake run-api ends its serve_forever loop on a 0.05 s poll)`,
     },
     {
-      name: `${CONCURRENT} runs started back to back, until all ${CONCURRENT} are running (each on its own ports)`,
+      name: `${CONCURRENT} runs asked to start at once, until all ${CONCURRENT} are running (each on its own ports)`,
       value: fourAtOnce,
       unit: 's',
       baseline: { name: 'one start to running, median above', value: median(startups), unit: 's' },
-      note: `${(fourAtOnce / median(startups)).toFixed(2)}x one start; starts are serialized by the start lock, start-ups overlap`,
+      target: '<= 1.5x one start',
+      note: `${(fourAtOnce / median(startups)).toFixed(2)}x one start; their checks run concurrently, only the layout and creation are serialized by the start lock, start-ups overlap`,
     },
   ];
 }

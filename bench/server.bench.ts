@@ -14,7 +14,8 @@
  * - tools/list answered on a warm connection (server time plus one pipe round trip);
  * - the SDK Client's listTools() on a warm connection: what a client pays, compiling each
  *   tool's output schema included.
- * Floor: a bare Node process to its first output, spawned with the environment the servers get
+ * Floors: a bare Node process to its first output, and one that imports the SDK and zod first
+ * (nothing of ours: what any server on SDK v2 pays), spawned with the environment the servers get
  * (without the NODE_EXTRA_CA_CERTS a developer's shell may set, which Node reads at start).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -171,9 +172,15 @@ async function clientListTools(target: Target, env: Record<string, string>): Pro
   }
 }
 
-async function bareNode(env: Record<string, string>): Promise<{ ms: number; rssMiB: number }> {
+/** The two floors: a bare Node process, and one that imports the SDK and zod (nothing of ours), each to its first output. */
+const FLOORS = {
+  bare: 'process.stdout.write("ready\\n"); setInterval(() => {}, 1000)',
+  sdk: 'await import("@modelcontextprotocol/server"); await import("zod"); process.stdout.write("ready\\n"); setInterval(() => {}, 1000)',
+};
+
+async function floor(code: string, env: Record<string, string>): Promise<{ ms: number; rssMiB: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['-e', 'process.stdout.write("ready\\n"); setInterval(() => {}, 1000)'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
   await new Promise((resolve) => child.stdout.once('data', resolve));
   const ms = performance.now() - started;
   await new Promise((r) => setTimeout(r, 500));
@@ -196,10 +203,12 @@ export default async function serverBench(): Promise<BenchFigure[]> {
     ];
     const reference: Target = { name: 'server-filesystem', args: [referenceServer(), home], call: { name: 'list_allowed_directories', arguments: {} }, opening: 'initialize' };
     const starts = new Map<Target, Start[]>([...targets, reference].map((t) => [t, []]));
-    const bare: Awaited<ReturnType<typeof bareNode>>[] = [];
+    const bare: Awaited<ReturnType<typeof floor>>[] = [];
+    const sdkAlone: Awaited<ReturnType<typeof floor>>[] = [];
     for (let i = 0; i < RUNS; i++) {
       for (const target of [...targets, reference]) starts.get(target)!.push(await start(target, env));
-      bare.push(await bareNode(env));
+      bare.push(await floor(FLOORS.bare, env));
+      sdkAlone.push(await floor(FLOORS.sdk, env));
     }
     const oursClient = await clientListTools(ours, env);
     const referenceClient = await clientListTools(reference, env);
@@ -207,6 +216,7 @@ export default async function serverBench(): Promise<BenchFigure[]> {
     const ref = (name: string, value: number, unit: string) => ({ name: `server-filesystem ${name}`, value, unit });
     const ratio = (target: Target, pick: (s: Start) => number): string => (med(target, pick) / med(reference, pick)).toFixed(2);
     const bareMs = median(bare.map((b) => b.ms));
+    const sdkMs = median(sdkAlone.map((b) => b.ms));
     const startFigures = targets.flatMap((target): BenchFigure[] => [
       {
         name: `${target.name}: spawn to the tools/list answer (median of ${RUNS})`,
@@ -222,7 +232,7 @@ export default async function serverBench(): Promise<BenchFigure[]> {
         unit: 'ms',
         baseline: ref('first tools/call', med(reference, (s) => s.callMs), 'ms'),
         target: '<= 0.5x server-filesystem',
-        note: `ratio ${ratio(target, (s) => s.callMs)}; CPU ${med(target, (s) => s.callCpuMs).toFixed(0)} ms vs ${med(reference, (s) => s.callCpuMs).toFixed(0)} ms (ratio ${ratio(target, (s) => s.callCpuMs)}); ours: rl_list_runs, theirs: list_allowed_directories`,
+        note: `ratio ${ratio(target, (s) => s.callMs)}; CPU ${med(target, (s) => s.callCpuMs).toFixed(0)} ms vs ${med(reference, (s) => s.callCpuMs).toFixed(0)} ms (ratio ${ratio(target, (s) => s.callCpuMs)}); ours: rl_list_runs, theirs: list_allowed_directories; a process importing the SDK and zod alone, nothing of ours, to first output: ${sdkMs.toFixed(0)} ms`,
       },
     ]);
     return [
@@ -233,7 +243,7 @@ export default async function serverBench(): Promise<BenchFigure[]> {
         unit: 'MiB',
         baseline: ref('idle RSS', med(reference, (s) => s.rssMiB), 'MiB'),
         target: '< server-filesystem',
-        note: `bare node process: ${median(bare.map((b) => b.rssMiB)).toFixed(1)} MiB`,
+        note: `bare node process: ${median(bare.map((b) => b.rssMiB)).toFixed(1)} MiB; one that imported the SDK and zod alone: ${median(sdkAlone.map((b) => b.rssMiB)).toFixed(1)} MiB`,
       },
       {
         name: `tools/list, warm connection (median of ${WARM_CALLS})`,

@@ -37,6 +37,14 @@ const englishOnly: Plugin = {
   },
 };
 
+/** The SDK's Node shims, served by src/server/sdkShims.ts: Ajv loads on its first use, not at every start. */
+const lazyValidator: Plugin = {
+  name: 'sdk-shims-lazy-validator',
+  setup(b) {
+    b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({ path: join(root, 'src', 'server', 'sdkShims.ts') }));
+  },
+};
+
 execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
 // Imported once the sources type-check: the tool list as the server would build it.
 const { ALL_TOOLS } = await import('../src/tools/index.js');
@@ -57,7 +65,7 @@ const result = await build({
   sourcemap: 'linked',
   legalComments: 'none',
   external: ['execa', 'yaml'],
-  plugins: [englishOnly],
+  plugins: [englishOnly, lazyValidator],
   banner: { js: "import { createRequire as __rlCreateRequire } from 'node:module';\nconst require = __rlCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   write: false,

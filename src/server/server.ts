@@ -1,6 +1,5 @@
 /** Builds the MCP server over a runtime: the thin layer that exposes tools and resources. */
-import { McpServer, type jsonSchemaValidator } from '@modelcontextprotocol/server';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
+import { McpServer } from '@modelcontextprotocol/server';
 import { registerDashboard } from './apps.js';
 import { SERVER_INSTRUCTIONS } from './instructions.js';
 import { registerResources, type ResourceWatches } from '../resources/index.js';
@@ -10,16 +9,6 @@ import { registerTools } from '../tools/registry.js';
 import { toolCatalog } from '../tools/catalog.js';
 import { confirmationState } from '../tools/confirm.js';
 import { registerTasks, Tasks, TASKS_EXTENSION_ID } from '../tools/tasks.js';
-
-/**
- * The SDK builds an Ajv instance in every server's constructor, for answers to elicitations (the
- * cost confirmation of 2025 clients) most sessions never see: built on first use instead, it is off
- * the start-up path.
- */
-function onFirstUseValidator(): jsonSchemaValidator {
-  let ajv: AjvJsonSchemaValidator | undefined;
-  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
-}
 
 /** The SDK server over the runtime, and the resource watches a transport may drive (stdio.ts). */
 export interface BuiltServer {
@@ -34,7 +23,6 @@ export function createServer(runtime: Runtime): BuiltServer {
       // McpServer declares resources.listChanged on its own but never subscribe (registerResources handles it).
       capabilities: { logging: {}, resources: { subscribe: true, listChanged: true }, extensions: { [TASKS_EXTENSION_ID]: {} } },
       instructions: SERVER_INSTRUCTIONS,
-      jsonSchemaValidator: onFirstUseValidator(),
       requestState: { verify: confirmationState.verify },
     },
   );

@@ -14,8 +14,8 @@
  * - tools/list answered on a warm connection (server time plus one pipe round trip);
  * - the SDK Client's listTools() on a warm connection: what a client pays, compiling each
  *   tool's output schema included.
- * Floors: a bare Node process to its first output, and one that imports the SDK and zod first
- * (nothing of ours: what any server on SDK v2 pays), spawned with the environment the servers get
+ * Floors: a bare Node process to its first output, and one that loads the SDK and zod first,
+ * bundled as ours is (nothing of ours: what any stdio server on SDK v2 pays), spawned with the environment the servers get
  * (without the NODE_EXTRA_CA_CERTS a developer's shell may set, which Node reads at start).
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -25,9 +25,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { build } from 'esbuild';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { DIST_ENTRY, REPO_ROOT } from '../test/helpers/tmp.js';
+import { BUNDLE_OPTIONS } from '../scripts/bundling.js';
 import type { BenchFigure } from './run.js';
 
 const RUNS = 7;
@@ -172,15 +174,28 @@ async function clientListTools(target: Target, env: Record<string, string>): Pro
   }
 }
 
-/** The two floors: a bare Node process, and one that imports the SDK and zod (nothing of ours), each to its first output. */
-const FLOORS = {
-  bare: 'process.stdout.write("ready\\n"); setInterval(() => {}, 1000)',
-  sdk: 'await import("@modelcontextprotocol/server"); await import("zod"); process.stdout.write("ready\\n"); setInterval(() => {}, 1000)',
-};
+/** A bare Node process to its first output. */
+const BARE = 'process.stdout.write("ready\\n"); setInterval(() => {}, 1000)';
 
-async function floor(code: string, env: Record<string, string>): Promise<{ ms: number; rssMiB: number }> {
+/**
+ * The SDK and zod alone, bundled the way the server is (scripts/bundling.ts): a module importing
+ * what a stdio server on SDK v2 loads before it can answer a call, and nothing of ours.
+ */
+async function sdkAloneBundle(dir: string): Promise<string> {
+  const outfile = join(dir, 'sdk-alone.mjs');
+  const contents = `import { McpServer } from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import * as z from 'zod';
+globalThis.loaded = [McpServer, StdioServerTransport, z.object];
+${BARE};`;
+  await build({ ...BUNDLE_OPTIONS, stdin: { contents, resolveDir: REPO_ROOT, loader: 'js' }, outfile, logLevel: 'error' });
+  return outfile;
+}
+
+/** A process to its first output, and its RSS once idle. */
+async function floor(args: string[], env: Record<string, string>): Promise<{ ms: number; rssMiB: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
   await new Promise((resolve) => child.stdout.once('data', resolve));
   const ms = performance.now() - started;
   await new Promise((r) => setTimeout(r, 500));
@@ -203,12 +218,13 @@ export default async function serverBench(): Promise<BenchFigure[]> {
     ];
     const reference: Target = { name: 'server-filesystem', args: [referenceServer(), home], call: { name: 'list_allowed_directories', arguments: {} }, opening: 'initialize' };
     const starts = new Map<Target, Start[]>([...targets, reference].map((t) => [t, []]));
+    const sdkAloneArgs = [await sdkAloneBundle(home)];
     const bare: Awaited<ReturnType<typeof floor>>[] = [];
     const sdkAlone: Awaited<ReturnType<typeof floor>>[] = [];
     for (let i = 0; i < RUNS; i++) {
       for (const target of [...targets, reference]) starts.get(target)!.push(await start(target, env));
-      bare.push(await floor(FLOORS.bare, env));
-      sdkAlone.push(await floor(FLOORS.sdk, env));
+      bare.push(await floor(['-e', BARE], env));
+      sdkAlone.push(await floor(sdkAloneArgs, env));
     }
     const oursClient = await clientListTools(ours, env);
     const referenceClient = await clientListTools(reference, env);
@@ -232,7 +248,7 @@ export default async function serverBench(): Promise<BenchFigure[]> {
         unit: 'ms',
         baseline: ref('first tools/call', med(reference, (s) => s.callMs), 'ms'),
         target: '<= 0.5x server-filesystem',
-        note: `ratio ${ratio(target, (s) => s.callMs)}; CPU ${med(target, (s) => s.callCpuMs).toFixed(0)} ms vs ${med(reference, (s) => s.callCpuMs).toFixed(0)} ms (ratio ${ratio(target, (s) => s.callCpuMs)}); ours: rl_list_runs, theirs: list_allowed_directories; a process importing the SDK and zod alone, nothing of ours, to first output: ${sdkMs.toFixed(0)} ms`,
+        note: `ratio ${ratio(target, (s) => s.callMs)}; CPU ${med(target, (s) => s.callCpuMs).toFixed(0)} ms vs ${med(reference, (s) => s.callCpuMs).toFixed(0)} ms (ratio ${ratio(target, (s) => s.callCpuMs)}); ours: rl_list_runs, theirs: list_allowed_directories; the SDK and zod alone, bundled as ours, to first output: ${sdkMs.toFixed(0)} ms (${(sdkMs / med(reference, (s) => s.callMs)).toFixed(2)}x)`,
       },
     ]);
     return [
@@ -243,7 +259,7 @@ export default async function serverBench(): Promise<BenchFigure[]> {
         unit: 'MiB',
         baseline: ref('idle RSS', med(reference, (s) => s.rssMiB), 'MiB'),
         target: '< server-filesystem',
-        note: `bare node process: ${median(bare.map((b) => b.rssMiB)).toFixed(1)} MiB; one that imported the SDK and zod alone: ${median(sdkAlone.map((b) => b.rssMiB)).toFixed(1)} MiB`,
+        note: `bare node process: ${median(bare.map((b) => b.rssMiB)).toFixed(1)} MiB; the SDK and zod alone: ${median(sdkAlone.map((b) => b.rssMiB)).toFixed(1)} MiB`,
       },
       {
         name: `tools/list, warm connection (median of ${WARM_CALLS})`,

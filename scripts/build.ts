@@ -4,13 +4,9 @@
  * use, loaded with the first tools/call), so a start reads and compiles one file instead of
  * loading hundreds of modules. dist/tools.json is the tools/list answer, written from the tool
  * modules here, so a start neither loads them nor converts their schemas (src/tools/catalog.ts).
- * What the bundle leaves out, and why:
- * - execa and yaml: loaded on first use from the installed dependencies (src/core/onDemand.ts),
- *   so a start does not compile them;
- * - zod's translations of its error messages into other languages: the server speaks English
- *   (zod's default); the other locales were a third of zod's code.
- * CommonJS dependencies call `require` for Node's own modules, which an ES module does not
- * have: the banner provides one. The entry's `#!/usr/bin/env node` line is kept.
+ * execa and yaml are left out, loaded on first use from the installed dependencies
+ * (src/core/onDemand.ts), so a start does not compile them; scripts/bundling.ts says what else
+ * is left out. The entry's `#!/usr/bin/env node` line is kept.
  * Each file is replaced by a rename, so a server starting meanwhile (a test, `npm pack` during
  * the tests) reads the old bundle or the new one, never half of one.
  */
@@ -20,53 +16,28 @@ import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build } from 'esbuild';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { BUNDLE_OPTIONS } from './bundling.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist');
 
-/** zod's index of locales, reduced to the one it configures by default. */
-const englishOnly: Plugin = {
-  name: 'zod-english-only',
-  setup(b) {
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: 'zod-en' } : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, resolveDir: dirname(args.path) }));
-  },
-};
-
-/** The SDK's Node shims, served by src/server/sdkShims.ts: Ajv loads on its first use, not at every start. */
-const lazyValidator: Plugin = {
-  name: 'sdk-shims-lazy-validator',
-  setup(b) {
-    b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({ path: join(root, 'src', 'server', 'sdkShims.ts') }));
-  },
-};
-
 execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
 // Imported once the sources type-check: the tool list as the server would build it.
-const { ALL_TOOLS } = await import('../src/tools/index.js');
+const { loadAllTools } = await import('../src/tools/index.js');
 const { listedTool } = await import('../src/tools/catalog.js');
 const { toolListHash } = await import('../src/server/prebuilt.js');
-const toolList = JSON.stringify(ALL_TOOLS.map(listedTool));
+const toolList = JSON.stringify((await loadAllTools()).map(listedTool));
 const result = await build({
   entryPoints: [join(root, 'src', 'index.ts')],
   outdir,
   splitting: true,
   chunkNames: 'chunk-[hash]',
   define: { RL_TOOL_LIST_SHA256: JSON.stringify(toolListHash(toolList)) },
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'esm',
-  minify: true,
+  ...BUNDLE_OPTIONS,
   sourcemap: 'linked',
-  legalComments: 'none',
   external: ['execa', 'yaml'],
-  plugins: [englishOnly, lazyValidator],
-  banner: { js: "import { createRequire as __rlCreateRequire } from 'node:module';\nconst require = __rlCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   write: false,
 });

@@ -14,9 +14,11 @@ import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import { PREBUILT_TOOL_LIST } from '../src/core/files/paths.js';
 import { listedTool } from '../src/tools/catalog.js';
 import { toolListHash } from '../src/server/prebuilt.js';
-import { ALL_TOOLS } from '../src/tools/index.js';
+import { loadAllTools } from '../src/tools/index.js';
 import { APPS_CLIENT_CAPABILITIES, callTool } from './helpers/client.js';
 import { copyOfBuiltPackage, DIST_ENTRY, REPO_ROOT, tempDir, testEnv } from './helpers/tmp.js';
+
+const ALL_TOOLS = await loadAllTools();
 
 function rpc(id: number, method: string, params: Record<string, unknown> = {}): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';

@@ -1,21 +1,23 @@
 /**
  * The tools as tools/list sends them, and their modules. The bundle answers tools/list from
  * dist/tools.json, the list the build wrote from these same modules (../prebuilt.ts), so a start
- * neither loads the tool modules (and the runtime code behind them) nor converts zod schemas; the
- * modules load with the first tools/call. A missing or different file, and the sources run by tsx,
- * build the list from the modules instead.
+ * neither loads the tool modules (and the runtime code behind them) nor converts zod schemas; a
+ * tool's module loads with its first call. A missing or different file, and the sources run by
+ * tsx, build the list from the modules instead.
  */
 import type { Tool } from '@modelcontextprotocol/server';
 import type { Logger } from '../core/logger.js';
 import { readPrebuiltTools } from '../server/prebuilt.js';
 import type { ToolDefinition } from './define.js';
+import { loadAllTools, loadTool } from './index.js';
 import { toolJsonSchema } from './jsonSchema.js';
 import { toolUiMeta } from '../server/apps.js';
 
 export interface ToolCatalog {
   /** Every tool as tools/list sends it, in the order of the definitions. */
   list(): Promise<readonly Tool[]>;
-  definitions(): Promise<readonly ToolDefinition[]>;
+  /** The tool of this name, its module imported on first use; undefined when no tool has the name. */
+  definition(name: string): Promise<ToolDefinition | undefined>;
 }
 
 /** One tool as tools/list sends it. */
@@ -38,21 +40,21 @@ function prebuiltList(logger: Logger): readonly Tool[] | undefined {
   return prebuilt !== undefined && 'tools' in prebuilt ? prebuilt.tools : undefined;
 }
 
-/** The server's tools: ALL_TOOLS, imported on first use. */
+/** The server's tools, each module imported on first use. */
 export function toolCatalog(logger: Logger): ToolCatalog {
-  let definitions: Promise<readonly ToolDefinition[]> | undefined;
-  // A failed import is not kept: the next call tries again (the files may be back).
-  const load = (): Promise<readonly ToolDefinition[]> =>
-    (definitions ??= import('./index.js').then(
-      (m) => m.ALL_TOOLS,
-      (err: unknown) => {
-        definitions = undefined;
-        throw err;
-      },
-    ));
+  const loaded = new Map<string, Promise<ToolDefinition>>();
   let listed: Promise<readonly Tool[]> | undefined;
   return {
-    definitions: load,
-    list: () => (listed ??= Promise.resolve(prebuiltList(logger)).then((tools) => tools ?? load().then((all) => all.map(listedTool)))),
+    definition: async (name) => {
+      const loading = loaded.get(name) ?? loadTool(name);
+      if (loading === undefined) return undefined;
+      loaded.set(name, loading);
+      // A failed import is not kept: the next call tries again (the files may be back).
+      return loading.catch((err: unknown) => {
+        loaded.delete(name);
+        throw err;
+      });
+    },
+    list: () => (listed ??= Promise.resolve(prebuiltList(logger)).then((tools) => tools ?? loadAllTools().then((all) => all.map(listedTool)))),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Serves `tools/list` and `tools/call` on the SDK's low-level Server, for both protocol
  * generations. The list comes from the catalog (catalog.ts: prebuilt by the build, or built once
- * from zod), not converted from zod on every call as McpServer does; the tool modules load with the
+ * from zod), not converted from zod on every call as McpServer does; a tool's module loads with its
  * first call. Arguments are checked here, not by the SDK, so a bad one is answered like every
  * other error: `isError` with JSON `{error, field, expected}` (argumentErrors.ts). A call a client
  * made with the tasks extension declared on it goes to tasks.ts when the tool can run as a task.
@@ -65,12 +65,10 @@ export function countElements(value: unknown, max: number): number {
 
 /** `tasks` runs the calls that become tasks (tasks.ts). */
 export function registerTools(server: McpServer, runtime: Runtime, catalog: ToolCatalog, tasks: Tasks): void {
-  let byName: Map<string, ToolDefinition> | undefined;
   /** The tool's code, or why it could not be loaded: a bundle whose chunks a rebuild or reinstall replaced. */
   const definition = async (name: string): Promise<{ tool: ToolDefinition } | { failure: CallToolResult }> => {
     try {
-      byName ??= new Map((await catalog.definitions()).map((tool) => [tool.name, tool]));
-      return { tool: byName.get(name)! };
+      return { tool: (await catalog.definition(name))! };
     } catch (err) {
       runtime.logger.error({ err }, 'tool code could not be loaded');
       const cause = err instanceof Error ? err.message : String(err);

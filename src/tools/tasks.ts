@@ -130,7 +130,7 @@ export class Tasks {
 
   private async resolve(taskId: string): Promise<{ tool: ToolDefinition; ref: TaskRef }> {
     const ref = this.ids.read(taskId);
-    const tool = ref && (await this.catalog.definitions()).find((t) => t.name === ref.tool);
+    const tool = ref && (await this.catalog.definition(ref.tool));
     if (ref === undefined || tool?.task === undefined) throw notFound('Task not found');
     return { tool, ref };
   }

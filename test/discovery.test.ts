@@ -11,7 +11,7 @@ import { UserError } from '../src/core/errors.js';
 import { discoveryCachePath as parseCachePath } from '../src/core/files/home.js';
 import { BUNDLED_EXAMPLES_ROOT } from '../src/core/files/paths.js';
 import { connectInMemory } from './helpers/client.js';
-import { tempDir } from './helpers/tmp.js';
+import { pythonOnPath, tempDir } from './helpers/tmp.js';
 
 const IMPORT = 'from atroposlib.envs.base import BaseEnv, BaseEnvConfig\n';
 
@@ -87,7 +87,7 @@ const EXPECTED: Record<string, { class_name: string; config_class?: string; file
 function countingPython(dir: string): { python: string; runs: () => number } {
   const log = join(dir, 'python-runs.log');
   const python = join(dir, 'counting-python');
-  writeFileSync(python, `#!/bin/sh\necho run >> ${JSON.stringify(log)}\nexec python3 "$@"\n`);
+  writeFileSync(python, `#!/bin/sh\necho run >> ${JSON.stringify(log)}\nexec ${pythonOnPath()} "$@"\n`);
   chmodSync(python, 0o755);
   return { python, runs: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0) };
 }

@@ -13,7 +13,7 @@ import { startFakeOpenAI, type FakeOpenAI } from './fakes/openaiServer.js';
 import { makeFakeInstall, type FakeInstall, type TrainerControl } from './helpers/fakeInstall.js';
 import { assertInOrder, http, printed, queueBatches, run, runConfigYaml, start, startApi, trainerArgs, trainerDir, waitFor } from './helpers/fakeProcesses.js';
 import { makeFakeTinker } from './helpers/fakeTinker.js';
-import { FAKE_PYTHONPATH, freePort, REPO_ROOT, tempDir } from './helpers/tmp.js';
+import { FAKE_PYTHONPATH, freePort, pythonOnPath, REPO_ROOT, tempDir } from './helpers/tmp.js';
 
 const STUB_KEY = 'sk-fake-endpoint-key-7f3a';
 const TINKER_KEY = 'tml-fakes-test-secret-51c9e2';
@@ -353,7 +353,7 @@ test('the bundled examples run from the package without any install (word_sort f
   const dir = tempDir();
   mkdirSync(join(dir, 'data'));
   const wordSort = join(REPO_ROOT, 'examples', 'tinker_atropos', 'environments', 'word_sort_tinker.py');
-  const result = await run('python3', [wordSort, 'process', '--env.total_steps', '2', '--env.use_wandb', 'false', '--openai.base_url', stub.baseUrl,
+  const result = await run(pythonOnPath(), [wordSort, 'process', '--env.total_steps', '2', '--env.use_wandb', 'false', '--openai.base_url', stub.baseUrl,
     '--openai.api_key', STUB_KEY, '--openai.model_name', 'right', '--openai.health_check', 'false'], { cwd: dir, env: { PYTHONPATH: FAKE_PYTHONPATH } });
   assert.equal(result.code, 0, result.stderr);
   const groups = readFileSync(join(dir, 'data', 'word_sort.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));

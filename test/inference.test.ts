@@ -17,7 +17,7 @@ import { GSM8K_FILE } from './fakes/gsm8kAnswers.js';
 import { connectInMemory } from './helpers/client.js';
 import { assertKeyNowhereUnder, KEY, selectGsm8k, startEndpoint } from './helpers/inference.js';
 import { isAlive, waitUntil } from './helpers/runs.js';
-import { tempDir, testEnv } from './helpers/tmp.js';
+import { pythonOnPath, tempDir, testEnv } from './helpers/tmp.js';
 
 const endpoint = await startEndpoint({
   'qwen/qwen3-8b': { mode: 'right' },
@@ -231,7 +231,7 @@ test('the command: negative values glued on with =, the key only in the --config
 /** A model process running a Python one-liner script in `dir`, logging to dir/model.log, redacting KEY. */
 function pythonChild(dir: string, script: string, env: Record<string, string> = {}): Promise<ModelProcess> {
   return ModelProcess.start({
-    file: 'python3',
+    file: pythonOnPath(),
     args: ['-c', script],
     env: { PATH: process.env.PATH ?? '', ...env },
     cwd: dir,

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKES_DIR, REPO_ROOT, tempDir } from './tmp.js';
+import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKES_DIR, pythonOnPath, REPO_ROOT, tempDir } from './tmp.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -71,7 +71,7 @@ export interface FakeInstall {
 }
 
 export interface FakeInstallOptions {
-  /** Interpreter the venv is made from (default `python3` on PATH). */
+  /** Interpreter the venv is made from (default the one `python3` on PATH runs). */
   basePython?: string;
   /** Where to build it (the caller removes it); default a temp dir removed after the test file. */
   dir?: string;
@@ -126,7 +126,7 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
 
   // --system-site-packages: pydantic and PyYAML come from the base interpreter, as they would from PyPI.
   const venv = join(root, '.venv');
-  await execFileAsync(opts.basePython ?? 'python3', ['-m', 'venv', '--system-site-packages', '--without-pip', venv]);
+  await execFileAsync(opts.basePython ?? pythonOnPath(), ['-m', 'venv', '--system-site-packages', '--without-pip', venv]);
   const libDir = join(venv, 'lib');
   const pythonDir = readdirSync(libDir).find((name) => name.startsWith('python'));
   if (pythonDir === undefined) throw new Error(`no lib/python* in the new venv ${venv}`);

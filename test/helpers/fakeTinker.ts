@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAKE_PYTHONPATH, REPO_ROOT, tempDir } from './tmp.js';
+import { FAKE_PYTHONPATH, pythonOnPath, REPO_ROOT, tempDir } from './tmp.js';
 
 export const TINKER_API_SCRIPT = join(REPO_ROOT, 'python', 'tinker_api.py');
 
@@ -83,7 +83,7 @@ export interface FakeTinker {
 
 function runPython(args: string[], env: Record<string, string>, input: string): Promise<PythonResult> {
   return new Promise((resolve) => {
-    const child = execFile('python3', args, { env, timeout: 120_000 }, (error, stdout, stderr) => {
+    const child = execFile(pythonOnPath(), args, { env, timeout: 120_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
       resolve({ code, stdout, stderr });
     });

@@ -12,6 +12,7 @@ import { makeFakeInstall, type FakeInstall } from './helpers/fakeInstall.js';
 import { hourBucket, type BillingRow, type FakeTinker } from './helpers/fakeTinker.js';
 import { filesUnder, leftovers, record, runServer, runsTinker, TINKER_KEY, waitForRun, waitUntil, type RunServer } from './helpers/runs.js';
 import { tempDir } from './helpers/tmp.js';
+import { isEnded } from '../src/runtime/runs/registry/record.js';
 
 const TODAY = new Date().toISOString().slice(0, 10);
 const SAMPLER_BYTES = 4 * 1024 * 1024 * 32; // the fake's 4 MiB per LoRA rank, rank 32 (locked)
@@ -172,6 +173,22 @@ test('billed usage, checkpoints and the key: one run on the fake Tinker, asked t
   });
 });
 
+/**
+ * The path of the run's first sampler checkpoint, from its trainer log. A run that ends first fails
+ * at once, and a timeout says the run's status; both with the trainer log's end.
+ */
+function firstCheckpoint(h: RunServer, id: string): Promise<string> {
+  const seen = (): string => {
+    const run = record(h, id);
+    return `the run is ${run.status}${run.error ? ` (${run.error})` : ''}; the trainer log ends:\n${readFileSync(run.logs.trainer, 'utf8').slice(-1500)}`;
+  };
+  return waitUntil('the first checkpoint', () => {
+    const path = /^Initial sampling client created: (\S+)$/m.exec(readFileSync(record(h, id).logs.trainer, 'utf8'))?.[1];
+    if (path === undefined && isEnded(record(h, id).status)) assert.fail(`the run ended before its first checkpoint: ${seen()}`);
+    return path;
+  }, 120, seen);
+}
+
 test('a budget stops a run on billed spend when Tinker billed more than the estimate', async (t) => {
   const tinker = runsTinker();
   tinker.addKey(TINKER_KEY, { billingView: true });
@@ -182,7 +199,7 @@ test('a budget stops a run on billed spend when Tinker billed more than the esti
   assert.equal(started.isError, false, JSON.stringify(started.json));
   const id = started.json.run_id as string;
   assert.ok(started.json.cost_estimate.total_usd.high.usd < 1, 'the estimate fits the budget');
-  const first = await waitUntil('the first checkpoint', () => /^Initial sampling client created: (\S+)$/m.exec(readFileSync(record(h, id).logs.trainer, 'utf8'))?.[1], 120);
+  const first = await firstCheckpoint(h, id);
   // $2 of training at $0.001 per million tokens.
   tinker.addBillingRows([row(sessionOfPath(first), hourBucket(0), { type: 'training', token_count: 2_000_000_000 })]);
 

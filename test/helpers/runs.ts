@@ -121,12 +121,13 @@ export async function runServer(t: TestContext, opts: RunServerOptions = {}): Pr
   return { ...h, home, install, tinker, env };
 }
 
-export async function waitUntil<T>(what: string, probe: () => T | undefined | false, seconds = 60): Promise<T> {
+/** Polls `probe` until it gives a value; a timeout names `what`, and what `observed` says then. */
+export async function waitUntil<T>(what: string, probe: () => T | undefined | false, seconds = 60, observed?: () => string): Promise<T> {
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
     const value = probe();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) assert.fail(`timed out after ${seconds} s waiting until ${what}`);
+    if (Date.now() > deadline) assert.fail(`timed out after ${seconds} s waiting until ${what}${observed ? `; ${observed()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

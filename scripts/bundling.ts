@@ -1,6 +1,6 @@
 /**
  * How the server is bundled (scripts/build.ts), shared with the bench's floor of a server on SDK v2
- * (bench/server.bench.ts), which bundles the SDK and zod alone the same way. What the bundle
+ * (bench/server.bench.ts), a one-tool server with nothing of ours bundled the same way. What the bundle
  * leaves out, and why:
  * - zod's translations of its error messages into other languages: the server speaks English
  *   (zod's default); the other locales were a third of zod's code;

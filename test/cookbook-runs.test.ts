@@ -229,6 +229,22 @@ test("a failed run resumed continues from its last checkpoint's batch, its histo
   assert.deepEqual([...new Set(listed.checkpoints.map((c: any) => c.kind))].sort(), ['sampler', 'state']);
   assert.ok(listed.checkpoints.every((c: any) => c.size_bytes > 0));
   assert.equal((await h.call('rl_get_results', { run_id: runId })).json.storage.checkpoints, expected.length);
+
+  // The `final` record (batch 5, as 000004's neighbour) is the run's trained weights: the newest, and no delete or expiry in any mode lists it.
+  const weights = (await h.call('rl_get_results', { run_id: runId })).json.weights.latest;
+  assert.equal(weights, saved.at(-1).sampler_path);
+  assert.match(weights, /\/sampler_weights\/final$/);
+  assert.deepEqual(listed.checkpoints.slice(-2).map((c: any) => c.path).sort(), [saved.at(-1).sampler_path, saved.at(-1).state_path].sort(), 'final is listed as the newest');
+  const limited = (await h.call('rl_checkpoints', { run_id: runId, action: 'list', limit: 1 })).json;
+  assert.match(limited.checkpoints[0].path, /\/final$/);
+  const modes = [{ action: 'delete' }, { action: 'delete', keep: { latest: false, best: false } }, { action: 'set_ttl', ttl_seconds: 60 }, { action: 'set_ttl', ttl_seconds: 60, keep: { latest: false } }, { action: 'delete', keep: { latest: false }, steps: [2, 4, 5] }];
+  for (const mode of modes) {
+    const planned = (await h.call('rl_checkpoints', { run_id: runId, dry_run: true, ...mode })).json;
+    assert.ok(planned.affected.every((p: string) => !p.includes('final')), `${JSON.stringify(mode)}: ${JSON.stringify(planned.affected)}`);
+    assert.ok(planned.kept.some((k: any) => k.path === weights && /trained weights/.test(k.why)), JSON.stringify(planned.kept));
+  }
+  const exported = (await h.call('rl_checkpoints', { run_id: runId, action: 'export' })).json;
+  assert.equal(exported.path, weights, 'export picks the trained weights by default');
 });
 
 test('rl_evaluate compares the verifiers run\'s checkpoint with its base model through verifiers\' eval; a math_rl run is refused with the reason', async (t) => {

@@ -10,7 +10,7 @@ import type { ModelPrice } from '../src/core/settings.js';
 import { priceTable } from '../src/runtime/cost/priceConfig.js';
 import { baseModelOutcome } from '../src/runtime/setup/modelRequirements.js';
 import { billedUsage, type BillingAnswer } from '../src/runtime/tinker/billing.js';
-import { planAction, storageOf, type TinkerCheckpoint } from '../src/runtime/tinker/checkpoints.js';
+import { inOrder, planAction, storageOf, trainedWeights, type TinkerCheckpoint } from '../src/runtime/tinker/checkpoints.js';
 import { describePaths, parseTinkerPath, sessionOf, trainingRunIdsOf } from '../src/runtime/tinker/paths.js';
 import { usageOf } from '../src/runtime/tinker/usage.js';
 import { RunUsage } from '../src/runtime/runs/usage.js';
@@ -116,6 +116,28 @@ test('an action on the intermediate checkpoints keeps the latest of each kind, t
   ]));
   assert.deepEqual(planAction(all, { latest: true, steps: [] }, [1, 5]).targets.map((c) => c.path), [`${run}/sampler_weights/step_1`], 'the latest is kept even when named in steps');
   assert.equal(planAction(all, { latest: false, steps: [] }).targets.length, all.length, 'keep nothing: every checkpoint');
+});
+
+test("the run's trained weights (a cookbook run's `final`, else the newest by step) are the newest and kept by every rule", () => {
+  const run = 'tinker://r:train:1';
+  // A cookbook run: final saved last, with the batch of the record before it; its name has no number.
+  const cookbook = [2, 4].flatMap((n) => [checkpoint(`${run}/weights/00000${n}`, { hoursAgo: 5 - n }), checkpoint(`${run}/sampler_weights/00000${n}`, { hoursAgo: 5 - n })]);
+  cookbook.push(checkpoint(`${run}/weights/final`, { hoursAgo: 0.5 }), checkpoint(`${run}/sampler_weights/final`, { hoursAgo: 0.5 }));
+  const trained = trainedWeights(`${run}/sampler_weights/final`);
+  assert.deepEqual(trained, [`${run}/sampler_weights/final`, `${run}/weights/final`]);
+  assert.deepEqual(inOrder(cookbook, trained).slice(-2).map((c) => c.name), ['final', 'final']);
+  for (const keep of [{ latest: true, steps: [] }, { latest: false, steps: [] }, { latest: false, steps: [4] }]) {
+    for (const only of [undefined, [2, 4]]) {
+      const plan = planAction(cookbook, { ...keep, trained }, only);
+      assert.ok(plan.targets.every((c) => c.name !== 'final'), `${JSON.stringify(keep)} ${only}: ${plan.targets.map((c) => c.path)}`);
+    }
+  }
+  // An Atropos run: the newest sampler by step; tinker-atropos saves no state beside it.
+  const atropos = [0, 1, 2].map((n) => checkpoint(`${run}/sampler_weights/step_${n}`));
+  const plan = planAction(atropos, { latest: false, steps: [], trained: trainedWeights(`${run}/sampler_weights/step_2`) });
+  assert.deepEqual(plan.targets.map((c) => c.name), ['step_0', 'step_1']);
+  assert.match(plan.kept[0]!.why, /trained weights/);
+  assert.deepEqual(trainedWeights(null), []);
 });
 
 test('a retired base model is refused naming the live ones; an unanswered question blocks nothing', () => {

@@ -21,7 +21,8 @@ export const rlCheckpoints = defineTool({
     "A run's checkpoints as Tinker lists them and what they cost to keep ($0.10/GB-month: tinker-atropos saves one per step, kept " +
     'until deleted). action "list": each with step, kind, path, size, expiry and monthly cost (the newest `limit`), the totals and the ' +
     'best by rl_evaluate. "set_ttl" (ttl_seconds; null removes expiries) and "delete" act on the INTERMEDIATE checkpoints: all but the ' +
-    'latest of each kind, the best by rl_evaluate and the steps in keep.steps (keep.latest/keep.best false to drop those rules); `steps` ' +
+    'latest of each kind, the best by rl_evaluate and the steps in keep.steps (keep.latest/keep.best false to drop those rules); the ' +
+    "run's trained weights (rl_get_results' weights.latest, a cookbook run's `final`) are never touched; `steps` " +
     'limits them to those steps. They are described exactly (affected: paths, `step_{1..24,26}` meaning each step from 1 to 24 and 26), ' +
     'asked of the user first when the client supports elicitation (a decline changes nothing), and dry_run only shows them. "export": a ' +
     "signed archive URL of one checkpoint (the latest sampler one, or `step`) to download it; publish: true also makes it public (asked " +

@@ -76,20 +76,36 @@ export function listed(c: TinkerCheckpoint): ListedCheckpoint {
   return { step: parseTinkerPath(c.path)?.step ?? null, kind: c.kind, path: c.path, size_bytes: c.size_bytes, expires_at: c.expires_at, monthly_cost_usd: monthlyUsd(c.size_bytes) };
 }
 
-/** Oldest first: by step, then by when it was saved. */
-export function inOrder(checkpoints: readonly TinkerCheckpoint[]): TinkerCheckpoint[] {
+/**
+ * The run's trained weights among its checkpoints: the sampler checkpoint its training record
+ * names last (rl_get_results' `latest`: a cookbook run's `final`, else the newest by step) and the
+ * state saved under the same name beside it. Whatever they are called, they are the newest and no
+ * rule deletes them.
+ */
+export function trainedWeights(latest: string | null): string[] {
+  const parsed = latest === null ? undefined : parseTinkerPath(latest);
+  if (parsed === undefined) return [];
+  const sibling = `tinker://${parsed.training_run_id}/${parsed.kind === 'sampler' ? 'weights' : 'sampler_weights'}/${parsed.name}`;
+  return [latest!, sibling];
+}
+
+/** Oldest first: by step, then by when it was saved; the run's trained weights (`trained`) last. */
+export function inOrder(checkpoints: readonly TinkerCheckpoint[], trained: readonly string[] = []): TinkerCheckpoint[] {
   const step = (c: TinkerCheckpoint): number => parseTinkerPath(c.path)?.step ?? -1;
-  return [...checkpoints].sort((a, b) => step(a) - step(b) || (a.created_at ?? '').localeCompare(b.created_at ?? ''));
+  const last = (c: TinkerCheckpoint): number => (trained.includes(c.path) ? 1 : 0);
+  return [...checkpoints].sort((a, b) => last(a) - last(b) || step(a) - step(b) || (a.created_at ?? '').localeCompare(b.created_at ?? ''));
 }
 
 /** What an action on the intermediate checkpoints keeps. */
 export interface KeepRules {
-  /** The newest checkpoint of each kind (the trained weights; for a resumable run its latest state too). */
+  /** The newest checkpoint of each kind (for a resumable run its latest state too). */
   latest: boolean;
   /** The best checkpoint by rl_evaluate, when one was evaluated. */
   best?: string;
   /** Steps kept whatever their kind. */
   steps: readonly number[];
+  /** The run's trained weights (trainedWeights): kept by every action, whatever the other rules say. */
+  trained?: readonly string[];
 }
 
 export interface ActionPlan {
@@ -99,12 +115,13 @@ export interface ActionPlan {
 
 /** The checkpoints an action touches (all but those kept, within `only` steps when given), and those it keeps and why. */
 export function planAction(checkpoints: readonly TinkerCheckpoint[], keep: KeepRules, only?: readonly number[]): ActionPlan {
-  const ordered = inOrder(checkpoints);
+  const ordered = inOrder(checkpoints, keep.trained);
   const why = new Map<string, string>();
+  for (const c of ordered) if (keep.trained?.includes(c.path)) why.set(c.path, "the run's trained weights (rl_get_results names them): never removed");
   if (keep.latest) {
     for (const kind of ['sampler', 'state'] as const) {
       const newest = ordered.filter((c) => c.kind === kind).at(-1);
-      if (newest) why.set(newest.path, `the latest ${kind} checkpoint`);
+      if (newest && !why.has(newest.path)) why.set(newest.path, `the latest ${kind} checkpoint`);
     }
   }
   if (keep.best !== undefined && ordered.some((c) => c.path === keep.best)) why.set(keep.best, why.has(keep.best) ? `${why.get(keep.best)}, and the best by rl_evaluate` : 'the best by rl_evaluate');

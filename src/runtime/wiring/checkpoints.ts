@@ -3,15 +3,15 @@
  * paths name, runs/usage.ts), what keeping them costs, and what to do with them. Tinker bills
  * storage per GB-month and tinker-atropos saves a sampler checkpoint at every step with no TTL, so
  * an old run costs money until its checkpoints go: `set_ttl` and `delete` act on the intermediate
- * ones (the latest of each kind, the best by rl_evaluate and named steps are kept), are described
- * path by path, and are asked of the user first where the client can be asked; a decline changes
- * nothing. `export` gives one checkpoint's archive URL and, when asked, publishes it.
+ * ones (the run's trained weights always, the latest of each kind, the best by rl_evaluate and named
+ * steps are kept), are described path by path, and are asked of the user first where the client
+ * can be asked; a decline changes nothing. `export` gives one checkpoint's archive URL and, when asked, publishes it.
  */
 import { UserError } from '../../core/errors.js';
 import { isDamaged, type RunRecord } from '../runs/registry/record.js';
 import { frameworkOf } from '../runs/frameworks.js';
 import { failureSentence, type TinkerAnswer } from '../tinker/helper.js';
-import { CHECKPOINTS_ANSWER, inOrder, listed, monthlyUsd, planAction, RESULTS_ANSWER, type ListedCheckpoint, type PathResult, type TinkerCheckpoint } from '../tinker/checkpoints.js';
+import { CHECKPOINTS_ANSWER, inOrder, listed, monthlyUsd, planAction, RESULTS_ANSWER, trainedWeights, type ListedCheckpoint, type PathResult, type TinkerCheckpoint } from '../tinker/checkpoints.js';
 import { describePaths, parseTinkerPath, trainingRunIdsOf } from '../tinker/paths.js';
 import type { Runtime } from './runtime.js';
 
@@ -77,8 +77,8 @@ function tinkerOrRefuse<T>(answer: TinkerAnswer<T>, what: string): T {
   throw new UserError(`Could not ${what}: ${failureSentence(answer.error)}.`, { tinker_error: answer.error.kind, ...(answer.error.status !== null ? { status: answer.error.status } : {}) });
 }
 
-/** The run's record and its checkpoints on Tinker, oldest first. */
-async function runCheckpoints(runtime: Runtime, runId: string): Promise<{ record: RunRecord; checkpoints: TinkerCheckpoint[] }> {
+/** The run's record, its checkpoints on Tinker oldest first (its trained weights last) and the paths of those weights. */
+async function runCheckpoints(runtime: Runtime, runId: string): Promise<{ record: RunRecord; checkpoints: TinkerCheckpoint[]; trained: string[] }> {
   const record = runtime.runs.get(runId);
   if (isDamaged(record)) throw new UserError(`Run '${runId}' has a damaged record (${record.damaged}), so its checkpoints cannot be found.`, { run_id: runId });
   const summary = await frameworkOf(record).readSummary(record);
@@ -87,10 +87,11 @@ async function runCheckpoints(runtime: Runtime, runId: string): Promise<{ record
     throw new UserError(`Run '${runId}' has saved no Tinker checkpoint yet (its tinker:// paths name its Tinker training run). Wait for its first step (rl_wait_for_run until: "step").`, { run_id: runId });
   }
   const answer = await runtime.tinker.ask('checkpoints', { training_run_ids: ids }, CHECKPOINTS_ANSWER, { timeoutSeconds: 60 });
-  const checkpoints = inOrder(tinkerOrRefuse(answer, "list the run's checkpoints on Tinker").checkpoints);
+  const trained = trainedWeights(summary.latest);
+  const checkpoints = inOrder(tinkerOrRefuse(answer, "list the run's checkpoints on Tinker").checkpoints, trained);
   // The storage a run holds, as Tinker just said it: rl_get_results shows this until its next question.
   runtime.runs.usage.recordStorage(runId, checkpoints);
-  return { record, checkpoints };
+  return { record, checkpoints, trained };
 }
 
 function totals(runId: string, action: CheckpointsRequest['action'], checkpoints: readonly TinkerCheckpoint[]) {
@@ -152,11 +153,11 @@ const FIELDS = {
 };
 
 /** set_ttl / delete on the intermediate checkpoints. */
-async function actOnIntermediate(runtime: Runtime, asking: Asking, req: CheckpointsRequest, checkpoints: TinkerCheckpoint[]): Promise<CheckpointsAnswer> {
+async function actOnIntermediate(runtime: Runtime, asking: Asking, req: CheckpointsRequest, checkpoints: TinkerCheckpoint[], trained: string[]): Promise<CheckpointsAnswer> {
   const action = req.action as 'delete' | 'set_ttl';
   if (action === 'set_ttl' && req.ttl_seconds === undefined) throw new UserError('set_ttl needs ttl_seconds: seconds until Tinker deletes each one (null removes an expiry).', { field: 'ttl_seconds' });
   const best = req.keep?.best === false ? undefined : await runtime.evaluations.bestCheckpoint(req.run_id);
-  const { targets, kept } = planAction(checkpoints, { latest: req.keep?.latest !== false, best: best?.path, steps: req.keep?.steps ?? [] }, req.steps);
+  const { targets, kept } = planAction(checkpoints, { latest: req.keep?.latest !== false, best: best?.path, steps: req.keep?.steps ?? [], trained }, req.steps);
   const affected = { affected: capped(describePaths(targets.map((t) => t.path)), targets.length), affected_count: targets.length, affected_size_bytes: sum(targets), affected_monthly_cost_usd: monthlyUsd(sum(targets)), kept: kept.slice(0, SHOWN_KEPT), kept_count: kept.length };
   const head = { ...totals(req.run_id, action, checkpoints), ...affected };
   const verb = action === 'delete' ? 'deleted' : 'given a TTL';
@@ -207,13 +208,13 @@ async function exportOne(runtime: Runtime, asking: Asking, req: CheckpointsReque
 }
 
 export async function checkpointsAction(runtime: Runtime, asking: Asking, req: CheckpointsRequest): Promise<CheckpointsAnswer> {
-  const { checkpoints } = await runCheckpoints(runtime, req.run_id);
+  const { checkpoints, trained } = await runCheckpoints(runtime, req.run_id);
   switch (req.action) {
     case 'list':
       return listAnswer(req.run_id, checkpoints, req.limit ?? 50, await runtime.evaluations.bestCheckpoint(req.run_id));
     case 'export':
       return exportOne(runtime, asking, req, checkpoints);
     default:
-      return actOnIntermediate(runtime, asking, req, checkpoints);
+      return actOnIntermediate(runtime, asking, req, checkpoints, trained);
   }
 }

@@ -17,7 +17,8 @@ to their ``Literal[...]`` through the files that define or re-export them; a fie
 class (a nested chz config) is skipped.
 
 A verifiers environment is an importable top-level module (a package's ``__init__.py`` or a
-``<name>.py`` on sys.path, the standard library left out) whose source defines a top-level
+``<name>.py`` in a sys.path directory: site-packages and the paths ``.pth`` files add, the
+standard library left out) whose source defines a top-level
 ``load_environment``: what ``prime env install`` puts in site-packages and
 ``verifiers.load_environment(env_id)`` imports (``env_id.replace("-", "_").split("/")[-1]``).
 
@@ -28,6 +29,7 @@ import ast
 import importlib.machinery
 import json
 import os
+import site
 import sys
 import sysconfig
 
@@ -357,15 +359,46 @@ def environment_of(module, path):
     return env
 
 
+SITE_DIR_NAMES = ("site-packages", "dist-packages")
+
+
+def site_directories():
+    """Where installers put modules for this interpreter: its site-packages (a venv's own, and the
+    system's it may see) and the user's."""
+    paths = sysconfig.get_paths()
+    found = [paths[k] for k in ("purelib", "platlib") if k in paths]
+    try:
+        found += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # an old virtualenv's site module has neither
+        pass
+    return {os.path.realpath(p) for p in found}
+
+
+def scanned_directories(entries, stdlib, site_dirs):
+    """The sys.path directories an environment may be installed in: every entry but the standard
+    library (its folders and those directly in them, like lib-dynload). A site-packages directory
+    sits in the standard library's folder (``lib/python3.X/site-packages``; in a venv ``lib/python3.X``
+    is sysconfig's platstdlib) and is where pip, uv and ``prime env install`` put environments."""
+    seen, scanned = set(), []
+    for directory in entries:
+        if directory in seen:
+            continue
+        seen.add(directory)
+        is_site = directory in site_dirs or os.path.basename(directory) in SITE_DIR_NAMES
+        if not is_site and (directory in stdlib or os.path.dirname(directory) in stdlib):
+            continue
+        scanned.append(directory)
+    return scanned
+
+
 def environments(stamps):
     paths = sysconfig.get_paths()
     stdlib = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths}
-    seen, found = set(), []
-    for entry in sys.path:
-        directory = os.path.realpath(entry or os.getcwd())
-        if directory in seen or directory in stdlib or not os.path.isdir(directory) or os.path.dirname(directory) in stdlib:
+    entries = [os.path.realpath(entry or os.getcwd()) for entry in sys.path]
+    found = []
+    for directory in scanned_directories(entries, stdlib, site_directories()):
+        if not os.path.isdir(directory):
             continue
-        seen.add(directory)
         stamp(directory, stamps)
         for module, path in module_candidates(directory):
             # The library itself re-exports load_environment; only environments define their own.

@@ -9,10 +9,10 @@
  * `fake_trainer.json` (see test/fakes/tinker-atropos/launch_training.py) and `fake_env.json`.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKES_DIR, pythonOnPath, REPO_ROOT, tempDir } from './tmp.js';
+import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKE_VERIFIERS_ENVIRONMENTS_DIR, FAKES_DIR, pythonOnPath, REPO_ROOT, tempDir } from './tmp.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -83,9 +83,9 @@ export interface FakeInstallOptions {
   editableInstall?: boolean;
   /**
    * Also install tinker-cookbook into the venv (its `.pth` names test/fakes/cookbook: the fake
-   * `tinker_cookbook`, `chz`, `verifiers` and the `gsm8k` verifiers environment, as `pip install
-   * tinker-cookbook` and `prime env install primeintellect/gsm8k` leave them). Default false: a
-   * tinker-atropos venv has none of them.
+   * `tinker_cookbook`, `chz` and `verifiers`) and the `gsm8k` verifiers environment into its
+   * site-packages, module and `.dist-info`, as `prime env install primeintellect/gsm8k` (pip) leaves
+   * it. Default false: a tinker-atropos venv has none of them.
    */
   cookbook?: boolean;
   /**
@@ -107,6 +107,28 @@ export interface CookbookControl {
   hang_at_step?: number;
   ignore_sigterm?: boolean;
   spawn_grandchild?: boolean;
+}
+
+/** What `pip install` leaves of a wheel in site-packages: its files (path -> text), and its metadata beside them. */
+export function pipInstall(sitePackages: string, dist: string, version: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(sitePackages, path)), { recursive: true });
+    writeFileSync(join(sitePackages, path), text);
+  }
+  const info = join(sitePackages, `${dist}-${version}.dist-info`);
+  mkdirSync(info, { recursive: true });
+  writeFileSync(join(info, 'METADATA'), `Metadata-Version: 2.1\nName: ${dist}\nVersion: ${version}\nRequires-Dist: verifiers>=0.1.8\n`);
+  writeFileSync(join(info, 'INSTALLER'), 'pip\n');
+  writeFileSync(join(info, 'WHEEL'), 'Wheel-Version: 1.0\nGenerator: hatchling 1.25.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n');
+  writeFileSync(join(info, 'RECORD'), [...Object.keys(files), `${dist}-${version}.dist-info/METADATA`].map((f) => `${f},,\n`).join(''));
+}
+
+/** A verifiers environment of test/fakes/verifiers-environments, installed from its package as pip installs its wheel. */
+function pipInstallEnvironment(sitePackages: string, name: string): void {
+  const source = join(FAKE_VERIFIERS_ENVIRONMENTS_DIR, name);
+  const version = /^version = "([^"]+)"/m.exec(readFileSync(join(source, 'pyproject.toml'), 'utf8'))?.[1] ?? '0.0.0';
+  const files = Object.fromEntries(readdirSync(source).filter((f) => f.endsWith('.py')).map((f) => [`${name}/${f}`, readFileSync(join(source, f), 'utf8')]));
+  pipInstall(sitePackages, name, version, files);
 }
 
 function controlFile(path: string): (control: object | null) => void {
@@ -138,6 +160,7 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
     // environment, unless its working directory has a fake_cookbook.json of its own.
     const setControl = `import os; os.path.exists('fake_cookbook.json') or os.environ.setdefault('FAKE_COOKBOOK_CONTROL', ${JSON.stringify(cookbookControlFile)})`;
     writeFileSync(join(sitePackages, 'rl_training_mcp_cookbook_fakes.pth'), `${FAKE_COOKBOOK_PYTHONPATH}\n${setControl}\n`);
+    pipInstallEnvironment(sitePackages, 'gsm8k');
   }
   if (opts.tinkerState !== undefined) writeFileSync(join(sitePackages, 'rl_training_mcp_fake_tinker.pth'), `import os; os.environ.setdefault('FAKE_TINKER_STATE', ${JSON.stringify(opts.tinkerState)})\n`);
   if (opts.editableInstall !== false) writeFileSync(join(sitePackages, '__editable__.tinker_atropos-0.1.0.pth'), `${root}\n`);

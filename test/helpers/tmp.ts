@@ -14,10 +14,12 @@ export const TEST_ENVIRONMENTS_DIR = join(FAKES_DIR, 'environments');
 /** Holds the fake `atroposlib`, `wandb` and `tinker` packages: put it on PYTHONPATH (or in a venv's .pth). */
 export const FAKE_PYTHONPATH = join(FAKES_DIR, 'python');
 /**
- * Holds the fake `tinker_cookbook`, `chz`, `verifiers` and the `gsm8k` verifiers environment: a
- * cookbook install adds it (helpers/fakeInstall.ts, `cookbook: true`), a tinker-atropos one does not.
+ * Holds the fake `tinker_cookbook`, `chz` and `verifiers`: a cookbook install adds it
+ * (helpers/fakeInstall.ts, `cookbook: true`), a tinker-atropos one does not.
  */
 export const FAKE_COOKBOOK_PYTHONPATH = join(FAKES_DIR, 'cookbook');
+/** Verifiers environments as the environment hub ships them (a package and its pyproject.toml): a cookbook install pip-installs them. */
+export const FAKE_VERIFIERS_ENVIRONMENTS_DIR = join(FAKES_DIR, 'verifiers-environments');
 export const DIST_ENTRY = join(REPO_ROOT, 'dist', 'index.js');
 
 let resolvedPython: string | undefined;

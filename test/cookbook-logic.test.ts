@@ -210,9 +210,16 @@ test('a name two frameworks use is listed as a duplicate, each picked with its f
   assert.deepEqual(splitSelector('other:gsm8k'), { name: 'other:gsm8k' });
 });
 
-test("the operator's locks under the cookbook's names", () => {
+test("the operator's own locks under the cookbook's names; tinker-atropos' built-in locks do not apply", () => {
   const settings = loadSettings({ HOME: tempDir(), RL_HOME: tempDir() });
-  assert.deepEqual(cookbookLockedValues(settings), { model_name: 'Qwen/Qwen3-8B', lora_rank: 32, learning_rate: 0.00004, max_steps: 2500 });
+  assert.equal(settings.locked.env.total_steps, 2500, 'an Atropos run still has them');
+  assert.deepEqual(cookbookLockedValues(settings), {}, "without the operator's config the recipe's defaults stand");
+  const dir = tempDir();
+  const file = join(dir, 'rl.yaml');
+  writeFileSync(file, 'locked:\n  env: {total_steps: 7, use_wandb: false, steps_per_eval: 5}\n  openai: {model_name: Qwen/Qwen3-32B}\n  tinker: {learning_rate: 0.0002}\nunlocked: [steps_per_eval]\n');
+  const operated = loadSettings({ HOME: dir, RL_HOME: tempDir(), RL_MCP_CONFIG: file });
+  assert.deepEqual(cookbookLockedValues(operated), { model_name: 'Qwen/Qwen3-32B', learning_rate: 0.0002, max_steps: 7 });
+  assert.deepEqual(operated.operatorLocked.env, { total_steps: 7, use_wandb: false });
 });
 
 test("verifiers' eval results: rollouts grouped by example; every rollout failing at the endpoint says why", () => {

@@ -28,22 +28,26 @@ const ENDPOINT_KEY = 'sk-cookbook-endpoint-0c41';
 
 const tinker = makeFakeTinker();
 tinker.addKey(KEY);
-tinker.setModels(['Qwen/Qwen3-8B']);
+// The recipes' own default models (math_rl's Qwen/Qwen3.5-9B, verifiers_rl's Qwen/Qwen3.5-4B), served.
+tinker.setModels(['Qwen/Qwen3-8B', 'Qwen/Qwen3.5-9B', 'Qwen/Qwen3.5-4B']);
 // What every sample of the fake SDK says: right for one of the gsm8k training problems (answer 29).
 tinker.setService({ sample_text: 'Adding up: \\boxed{29}' });
 const install = await makeFakeInstall({ cookbook: true, tinkerState: tinker.dir });
-const oai = await startFakeTinkerOai({ apiKey: KEY, baseModels: { 'Qwen/Qwen3-8B': 0.2 }, checkpoint: (path) => (/\/sampler_weights\/(?:\d{6}|final)$/.test(path) ? 0.9 : undefined), solve: gsm8kSolver() });
+const oai = await startFakeTinkerOai({ apiKey: KEY, baseModels: { 'Qwen/Qwen3-8B': 0.2, 'Qwen/Qwen3.5-4B': 0.2 }, checkpoint: (path) => (/\/sampler_weights\/(?:\d{6}|final)$/.test(path) ? 0.9 : undefined), solve: gsm8kSolver() });
 after(() => oai.close());
 const home = newHome();
 after(() => killLeftovers([install.root, home]));
 
 const ENDED = ['completed', 'failed', 'stopped'];
+/** Prices of the recipes' default models (the shipped table has Qwen/Qwen3-8B only), so runs have dollar figures. */
+const price = { prefill: 0.2, sample: 0.6, train: 0.45, as_of: new Date().toISOString().slice(0, 10), source: 'test' };
+const PRICES = { 'Qwen/Qwen3.5-9B': price, 'Qwen/Qwen3.5-4B': price, 'Qwen/Qwen2-0.5B': price };
 /** Runs later tests evaluate and compare. */
 let verifiersRun: string | undefined;
 let mathRun: string | undefined;
 
 async function server(t: Parameters<typeof runServer>[0], env: Record<string, string> = {}, lockedSteps = 200, apps = false): Promise<RunServer> {
-  return runServer(t, { install, home, select: false, lockedEnv: { total_steps: lockedSteps }, env: { TINKER_API_KEY: KEY, TINKER_OAI_BASE_URL: oai.baseUrl, ...env }, ...(apps ? { capabilities: APPS_CLIENT_CAPABILITIES } : {}) });
+  return runServer(t, { install, home, select: false, lockedEnv: { total_steps: lockedSteps }, config: { prices: PRICES }, env: { TINKER_API_KEY: KEY, TINKER_OAI_BASE_URL: oai.baseUrl, ...env }, ...(apps ? { capabilities: APPS_CLIENT_CAPABILITIES } : {}) });
 }
 
 async function edit(h: RunServer, values: Record<string, unknown>): Promise<void> {
@@ -85,10 +89,12 @@ test('a math recipe: listed, selected, edited, started, running and healthy with
   const fields = Object.fromEntries(config.json.configurable_fields.map((f: any) => [f.name, f]));
   assert.deepEqual([fields.group_size.type, fields.group_size.default, fields.loss_fn.allowed], ['int', 4, 'one of cross_entropy, importance_sampling, ppo, cispo, dro']);
   for (const owned of ['log_path', 'behavior_if_log_dir_exists', 'wandb_project']) assert.equal(fields[owned], undefined, `${owned} is the server's`);
-  assert.deepEqual(config.json.locked_fields.map((f: any) => [f.name, f.locked_value]), [['model_name', 'Qwen/Qwen3-8B'], ['lora_rank', 32], ['learning_rate', 0.00004], ['max_steps', 200]]);
+  // Only what the operator's config locks (total_steps: 200); the recipe's tuned defaults stand for the rest.
+  assert.deepEqual(config.json.locked_fields.map((f: any) => [f.name, f.locked_value]), [['max_steps', 200]]);
+  assert.deepEqual([fields.model_name.default, fields.learning_rate.default, fields.max_tokens.default], ['Qwen/Qwen3.5-9B', 0.00001, 5]);
   await edit(h, { groups_per_batch: 2, group_size: 2, save_every: 2 });
-  const locked = await h.call('rl_edit_config', { field: 'lora_rank', value: 8 });
-  assert.deepEqual([locked.isError, locked.json.locked_value], [true, 32]);
+  const locked = await h.call('rl_edit_config', { field: 'max_steps', value: 8 });
+  assert.deepEqual([locked.isError, locked.json.locked_value], [true, 200]);
   const badEnum = await h.call('rl_edit_config', { field: 'loss_fn', value: 'sft' });
   assert.match(badEnum.json.expected, /one of cross_entropy, importance_sampling/);
 
@@ -113,6 +119,29 @@ test('a math recipe: listed, selected, edited, started, running and healthy with
   assert.match(status.json.metrics_source, /^metrics\.jsonl/);
   assert.match(status.json.cost.basis, /^from the tokens the run logged \(metrics\.jsonl/);
   await stopWithNothingLeft(h, runId);
+});
+
+test("without the operator's locks a recipe's own defaults stand; max_steps and model_name are edited; the model is checked against Tinker's list and budgets hold", async (t) => {
+  const h = await runServer(t, { install, home, select: false, tinker, config: { locked: { env: { use_wandb: false } }, prices: PRICES }, env: { TINKER_API_KEY: KEY, RL_MAX_RUN_COST_USD: '5' } });
+  await h.call('rl_select_environment', { name: 'math_rl' });
+  const config = (await h.call('rl_get_current_config')).json;
+  assert.deepEqual(config.locked_fields, [], 'nothing is locked: tinker-atropos\' built-in locks are not a recipe\'s');
+  const dry = async (values: Record<string, unknown> = {}) => h.call('rl_start_training', { dry_run: true, config: values });
+  const defaults = await dry();
+  assert.equal(defaults.isError, false, JSON.stringify(defaults.json));
+  assert.deepEqual([defaults.json.config.model_name, defaults.json.config.learning_rate, defaults.json.config.max_steps], ['Qwen/Qwen3.5-9B', 0.00001, undefined], JSON.stringify(defaults.json.config));
+  await edit(h, { max_steps: 2, groups_per_batch: 2, group_size: 2 });
+  const retired = await h.call('rl_edit_config', { field: 'model_name', value: 'Qwen/Qwen2-0.5B' });
+  assert.equal(retired.isError, false, 'model_name is a recipe field like another');
+  const refused = await dry();
+  assert.equal(refused.isError, true);
+  assert.match(refused.json.error, /Tinker no longer serves the base model Qwen\/Qwen2-0\.5B .*rl_edit_config\('model_name'/);
+  await edit(h, { model_name: 'Qwen/Qwen3.5-9B' });
+  const short = await dry();
+  assert.deepEqual([short.isError, short.json.config.model_name, short.json.config.max_steps], [false, 'Qwen/Qwen3.5-9B', 2], JSON.stringify(short.json));
+  const overBudget = await dry({ max_steps: 100000, groups_per_batch: 1000, group_size: 64 });
+  assert.equal(overBudget.isError, true);
+  assert.match(overBudget.json.error, /RL_MAX_RUN_COST_USD/);
 });
 
 test('a verifiers environment: picked as cookbook:gsm8k, its args edited, trained, adopted by a restarted server, stopped with no process left', async (t) => {

@@ -128,6 +128,12 @@ export interface Settings {
   tinkerSdk: { baseUrl?: string; projectId?: string };
   logLevel: string;
   locked: LockedValues;
+  /**
+   * What the operator's RL_MCP_CONFIG `locked` sections set themselves (minus `unlocked`), without
+   * the defaults above, which are tinker-atropos' infrastructure settings: a cookbook run is locked
+   * by these only, and its recipe's own tuned defaults stand for the rest.
+   */
+  operatorLocked: Pick<LockedValues, 'env' | 'openai' | 'tinker'>;
   /** RL_MAX_RUN_COST_USD, RL_MAX_TOTAL_COST_USD, RL_CONFIRM_ABOVE_USD and the price table (defaults + RL_MCP_CONFIG `prices`). */
   cost: CostSettings;
   /** Where the values came from, for messages: the config file path if any. */

@@ -6,13 +6,13 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { BUNDLED_EXAMPLES_ROOT } from '../../src/core/files/paths.js';
-import { FAKE_COOKBOOK_PYTHONPATH, TEST_ENVIRONMENTS_DIR } from '../helpers/tmp.js';
+import { FAKE_VERIFIERS_ENVIRONMENTS_DIR, TEST_ENVIRONMENTS_DIR } from '../helpers/tmp.js';
 import type { ChatMessage } from './openaiServer.js';
 
 export const GSM8K_FILE = join(BUNDLED_EXAMPLES_ROOT, 'tinker_atropos', 'environments', 'gsm8k_tinker.py');
 const TEST_GSM8K_FILE = join(TEST_ENVIRONMENTS_DIR, 'gsm8k_server.py');
 /** The verifiers gsm8k environment a cookbook install has. */
-const VERIFIERS_GSM8K_FILE = join(FAKE_COOKBOOK_PYTHONPATH, 'gsm8k', '__init__.py');
+const VERIFIERS_GSM8K_FILE = join(FAKE_VERIFIERS_ENVIRONMENTS_DIR, 'gsm8k', '__init__.py');
 
 const READ_PROBLEMS = `
 import ast, json, sys

@@ -21,9 +21,13 @@ import { fileStamp, type Introspection } from './introspection.js';
  */
 export const SERVER_SET_FIELDS = ['log_path', 'behavior_if_log_dir_exists', 'wandb_project', 'wandb_name', 'vf_env_id'] as const;
 
-/** The operator's locks (model, LoRA rank, learning rate, steps) under the names the cookbook's CLIConfigs use. */
+/**
+ * The operator's own locks (model, LoRA rank, learning rate, steps: its RL_MCP_CONFIG `locked`
+ * sections) under the names the cookbook's CLIConfigs use. The built-in locked defaults are
+ * tinker-atropos settings and do not apply: without the operator's word a recipe's tuned defaults stand.
+ */
 export function cookbookLockedValues(settings: Settings): Record<string, JsonValue> {
-  const { openai, tinker, env } = settings.locked;
+  const { openai, tinker, env } = settings.operatorLocked;
   const locks: Record<string, JsonValue | undefined> = { model_name: openai.model_name, lora_rank: tinker.lora_rank, learning_rate: tinker.learning_rate, max_steps: env.total_steps };
   return Object.fromEntries(Object.entries(locks).filter((e): e is [string, JsonValue] => e[1] !== undefined));
 }

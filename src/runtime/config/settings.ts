@@ -235,15 +235,23 @@ function httpUrl(src: SettingSource, key: Key, fallback: string): string {
   return url;
 }
 
-/** The defaults, overridden by the file's `locked` sections, minus its `unlocked` fields. */
-function lockedValues(src: SettingSource): LockedValues {
+/**
+ * The defaults, overridden by the file's `locked` sections, minus its `unlocked` fields; and of
+ * those, the ones the file's sections name (`operator`).
+ */
+function lockedValues(src: SettingSource): { locked: LockedValues; operator: Settings['operatorLocked'] } {
   const locked = defaultLockedValues();
   if (src.file.locked) {
     applyLockedOverrides(locked, src.file.locked, src.configPath!);
     checkLockedEnv(locked, src.configPath!);
   }
   for (const field of src.file.unlocked ?? []) delete locked.env[field];
-  return locked;
+  const named = (section: 'env' | 'openai' | 'tinker'): Record<string, JsonValue> => {
+    const given = src.file.locked?.[section];
+    const names = typeof given === 'object' && given !== null ? Object.keys(given) : [];
+    return Object.fromEntries(names.filter((n) => Object.hasOwn(locked[section], n)).map((n) => [n, locked[section][n]!]));
+  };
+  return { locked, operator: { env: named('env'), openai: named('openai'), tinker: named('tinker') } };
 }
 
 const seconds = (src: SettingSource, key: Key, fallback: string, min: number): number => parseSeconds(key, src.get(key) ?? fallback, min);
@@ -302,7 +310,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
   const { apiPort, inferencePort } = ports(src);
   const level = logLevel(src);
   const baseUrl = httpUrl(src, 'WANDB_BASE_URL', 'https://api.wandb.ai');
-  const locked = lockedValues(src);
+  const { locked, operator } = lockedValues(src);
   return {
     root,
     usingBundledExamples,
@@ -329,6 +337,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     tinkerSdk: { baseUrl: src.get('TINKER_BASE_URL'), projectId: src.get('TINKER_PROJECT_ID') },
     logLevel: level,
     locked,
+    operatorLocked: operator,
     cost: costSettings((key) => src.get(key), src.file.prices, src.configPath),
     configFile: src.configFile,
     processEnv: { ...env },

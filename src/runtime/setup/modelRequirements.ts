@@ -18,7 +18,7 @@ export function baseModelOutcome(model: string, live: LiveModels): Outcome {
   const named = live.models.slice(0, NAMED_MODELS).join(', ') + (live.models.length > NAMED_MODELS ? `, and ${live.models.length - NAMED_MODELS} more` : '');
   return unmet(
     `${model} is not served by Tinker (retired?)`,
-    `Tinker no longer serves the base model ${model} (its list as of ${live.checked_at}): a run on it would fail after start-up. Live base models: ${named || 'none'}. Train one of them: for an Atropos run the operator locks the model in the RL_MCP_CONFIG file (locked.env.tokenizer_name and locked.openai.model_name).`,
+    `Tinker no longer serves the base model ${model} (its list as of ${live.checked_at}): a run on it would fail after start-up. Live base models: ${named || 'none'}. Train one of them: for an Atropos run the operator locks the model in the RL_MCP_CONFIG file (locked.env.tokenizer_name and locked.openai.model_name); for a cookbook run set it with rl_edit_config('model_name', ...) unless the operator locked it.`,
     { model, live_models: live.models },
   );
 }

@@ -16,6 +16,7 @@ import { cookbookLockedValues } from '../../config/cookbookFields.js';
 import { estimateRun, type RunEstimate, type RunShape } from '../../cost/estimate.js';
 import { lengthsFor } from '../../cost/lengthStore.js';
 import { RL_HOME, TINKER_API_KEY } from '../../setup/hostRequirements.js';
+import { BASE_MODEL } from '../../setup/modelRequirements.js';
 import type { Requirement } from '../../setup/requirement.js';
 import { startContext } from '../../setup/requirements.js';
 import type { Preflight, RunPlan, RunSelection, StartRequest } from '../framework.js';
@@ -58,8 +59,14 @@ export function recipeCommand(settings: Settings, recipe: string, values: Record
 
 const positive = (v: JsonValue | undefined): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
 
+/** The values a run of `selection` trains with: the selection's, then the operator's locks. */
+const runValues = (settings: Settings, selection: RunSelection): Record<string, JsonValue> => ({ ...selection.values, ...cookbookLockedValues(settings) });
+
+/** The base model a run trains: the recipe's model_name (its default, an edit or the operator's lock). */
+const modelOf = (values: Record<string, JsonValue>): string | undefined => (typeof values.model_name === 'string' && values.model_name !== '' ? values.model_name : undefined);
+
 export function estimateCookbook(settings: Settings, selection: RunSelection): RunEstimate {
-  const values = { ...selection.values, ...cookbookLockedValues(settings) };
+  const values = runValues(settings, selection);
   const unknown: string[] = [];
   const value = (field: keyof typeof DEFAULTS): number => {
     const v = positive(values[field]);
@@ -68,7 +75,7 @@ export function estimateCookbook(settings: Settings, selection: RunSelection): R
     return DEFAULTS[field];
   };
   const groupSize = value('group_size');
-  const model = typeof values.model_name === 'string' ? values.model_name : String(settings.locked.openai.model_name);
+  const model = modelOf(values) ?? 'unknown';
   const shape: RunShape = { model, total_steps: value('max_steps'), batch_size: value('groups_per_batch') * groupSize, group_size: groupSize, max_token_length: value('max_tokens') };
   unknown.push("the recipe trains min(max_steps, the batches its dataset holds): a smaller dataset costs less; prompts are assumed at most max_tokens long in the high bound");
   return estimateRun(shape, settings.cost.prices[model], lengthsFor(settings.home, selection.environment.name, model), unknown);
@@ -82,13 +89,15 @@ function refuseStallingConfig(values: Record<string, JsonValue>): void {
   }
 }
 
-/** The requirements a cookbook start checks, in order: the Tinker key, a writable RL_HOME. */
-const START_REQUIREMENTS: readonly Requirement[] = [TINKER_API_KEY, RL_HOME];
+/** The requirements a cookbook start checks, in order: the Tinker key, the base model on Tinker's live list, a writable RL_HOME. */
+const START_REQUIREMENTS: readonly Requirement[] = [TINKER_API_KEY, BASE_MODEL, RL_HOME];
 
 export async function preflightCookbook(request: StartRequest & { othersActive: boolean }): Promise<Preflight> {
   const { settings, selection, signal } = request;
-  refuseStallingConfig({ ...selection.values, ...cookbookLockedValues(settings) });
-  const ctx = { ...startContext(settings, undefined, signal), useWandb: false };
+  const values = runValues(settings, selection);
+  refuseStallingConfig(values);
+  const model = modelOf(values);
+  const ctx = { ...startContext(settings, { file: selection.environment.file_path, values, ...(model !== undefined ? { model } : {}) }, signal), useWandb: false };
   for (const requirement of START_REQUIREMENTS) {
     if (!requirement.atStart) continue;
     const outcome = await requirement.evaluate(ctx);

@@ -2,7 +2,8 @@
 
 Output (stdout), one JSON object:
   {"cookbook": {"dir", "version"?} | null, "cookbook_missing"?: "why",
-   "recipes": [{"name", "file", "rl": bool, "doc"?, "config_class"?, "fields": [field], "skipped_fields": [name]}],
+   "recipes": [{"name", "file", "rl": bool, "doc"?, "config_class"?, "fields": [field], "skipped_fields": [name],
+                "dataset_batches": [{"field", "value", "batches"}]}],
    "environments": [{"module", "file", "vf_env_id", "doc"?, "env_args": [{"name", "default"?}]}],
    "stamps": [[path, mtime_ms, size]]}
 
@@ -291,6 +292,27 @@ def is_rl(tree):
     return False
 
 
+def dataset_batches(tree, field_names):
+    """The batches a recipe's dataset holds where its source says so without loading it: a branch
+    ``if <field> == "<value>":`` building its dataset with ``n_batches=<int>`` (math_rl's
+    ``env == "arithmetic"``: 100). [{"field", "value", "batches"}]; other datasets come from a hub."""
+    found = []
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in field_names
+                and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+                and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, str)):
+            continue
+        for inner in (n for stmt in node.body for n in ast.walk(stmt)):
+            if isinstance(inner, ast.Call):
+                batches = next((k.value.value for k in inner.keywords if k.arg == "n_batches" and isinstance(k.value, ast.Constant)
+                                and type(k.value.value) is int), None)
+                if batches is not None:
+                    found.append({"field": test.left.id, "value": test.comparators[0].value, "batches": batches})
+                    break
+    return found
+
+
 def read_recipe(name, path):
     tree = parse(path)
     if tree is None:
@@ -303,6 +325,7 @@ def read_recipe(name, path):
     if cls is not None:
         recipe["config_class"] = "CLIConfig"
         recipe["fields"], recipe["skipped_fields"] = cli_fields(cls, tree, path)
+        recipe["dataset_batches"] = dataset_batches(tree, {f["name"] for f in recipe["fields"]})
         recipe.setdefault("doc", first_paragraph(ast.get_docstring(cls)))
     return recipe
 

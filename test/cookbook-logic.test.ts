@@ -19,7 +19,7 @@ import { addLogSignals, lastState, MetricsScanner, parseCheckpoints, type LogSig
 import { nextObservations } from '../src/runtime/runs/cookbook/observer.js';
 import { resumePointOf } from '../src/runtime/runs/cookbook/resume.js';
 import { firstCause, trainerReadiness, verdictOf } from '../src/runtime/runs/cookbook/rules.js';
-import { chzArgument, pythonLiteral } from '../src/runtime/runs/cookbook/start.js';
+import { chzArgument, estimateCookbook, pythonLiteral, stepsOf } from '../src/runtime/runs/cookbook/start.js';
 import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 import { resumedRecord, resumeRefusal, resumeRun } from '../src/runtime/runs/resume.js';
 import { placementOf } from '../src/runtime/runs/placements.js';
@@ -220,6 +220,32 @@ test("the operator's own locks under the cookbook's names; tinker-atropos' built
   const operated = loadSettings({ HOME: dir, RL_HOME: tempDir(), RL_MCP_CONFIG: file });
   assert.deepEqual(cookbookLockedValues(operated), { model_name: 'Qwen/Qwen3-32B', learning_rate: 0.0002, max_steps: 7 });
   assert.deepEqual(operated.operatorLocked.env, { total_steps: 7, use_wandb: false });
+});
+
+test('estimates count the steps a recipe trains, min(max_steps, its dataset\'s batches) where its source says them, and whole prompts', () => {
+  const arithmetic = [{ field: 'env', value: 'arithmetic', batches: 100 }];
+  const rows: [Record<string, unknown>, number, RegExp][] = [
+    [{ env: 'arithmetic', max_steps: null }, 100, /^steps: 100, the 100 batches its dataset holds \(env=arithmetic/],
+    [{ env: 'arithmetic', max_steps: 2500 }, 100, /min\(max_steps 2500, the 100 batches/],
+    [{ env: 'arithmetic', max_steps: 3 }, 3, /^steps: 3, min\(max_steps 3/],
+    [{ env: 'gsm8k', max_steps: 40 }, 40, /max_steps 40 is an upper bound/],
+    [{ env: 'gsm8k', max_steps: null }, 100, /max_steps is unset and the dataset's size is not known before the run .*100 steps are assumed/],
+  ];
+  for (const [values, steps, says] of rows) {
+    const got = stepsOf(values as never, arithmetic);
+    assert.equal(got.steps, steps, JSON.stringify(values));
+    assert.match(got.fact ?? got.unknown!, says);
+  }
+  const settings = loadSettings({ HOME: tempDir(), RL_HOME: tempDir() });
+  const selection = (values: Record<string, unknown>) => ({ environment: { name: 'math_rl', file_path: '/cb/math_rl/train.py', framework: 'cookbook' as const, recipe: 'math_rl', dataset_batches: arithmetic }, values: values as never, wandbProject: 'p' });
+  // math_rl's defaults: Qwen/Qwen3.5-9B, 100 problems x 4 samples of at most 5 tokens, all 100 batches.
+  const priced = { ...settings, cost: { ...settings.cost, prices: { 'Qwen/Qwen3.5-9B': { prefill: 0.2, sample: 0.6, train: 0.45, as_of: '2026-11-01', source: 't' } } } };
+  const e = estimateCookbook(priced, selection({ model_name: 'Qwen/Qwen3.5-9B', env: 'arithmetic', group_size: 4, groups_per_batch: 100, max_tokens: 5, max_steps: null }));
+  assert.deepEqual(e.shape, { model: 'Qwen/Qwen3.5-9B', total_steps: 100, batch_size: 400, group_size: 4, max_token_length: 5 });
+  assert.deepEqual(e.lengths?.high, { prompt: 1024, completion: 5, trained: 1029 }, 'prompts are not bounded by max_tokens: a cookbook run sends them whole');
+  assert.doesNotMatch(JSON.stringify(e), /atroposlib/);
+  assert.match(e.total_usd.high!.basis, /prompts assumed at 1024 tokens \(no inference test measured this environment; a cookbook run sends whole prompts, none is dropped\)/);
+  assert.match(e.assumptions[0]!, /Will train on 100 batches/);
 });
 
 test("verifiers' eval results: rollouts grouped by example; every rollout failing at the endpoint says why", () => {

@@ -98,6 +98,11 @@ test('a math recipe: listed, selected, edited, started, running and healthy with
   const badEnum = await h.call('rl_edit_config', { field: 'loss_fn', value: 'sft' });
   assert.match(badEnum.json.expected, /one of cross_entropy, importance_sampling/);
 
+  // The recipe trains min(max_steps 200, the 100 batches env=arithmetic holds), as it will log; its prompts are not bounded by max_tokens.
+  const planned = (await h.call('rl_start_training', { dry_run: true })).json;
+  assert.equal(planned.cost_estimate.shape.total_steps, 100, JSON.stringify(planned.cost_estimate));
+  assert.match(planned.cost_estimate.assumptions[0], /min\(max_steps 200, the 100 batches its dataset holds \(env=arithmetic/);
+  assert.doesNotMatch(JSON.stringify(planned.cost_estimate), /atroposlib|at most max_tokens/);
   const runId = await start(h);
   mathRun = runId;
   const running = await h.call('rl_wait_for_run', { run_id: runId, until: 'running', timeout_seconds: 50 });

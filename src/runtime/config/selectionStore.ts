@@ -58,6 +58,7 @@ const SAVED = z.object({
     framework: z.enum(FRAMEWORKS).optional(),
     recipe: z.string().optional(),
     vf_env_id: z.string().optional(),
+    dataset_batches: z.array(z.object({ field: z.string(), value: z.string(), batches: z.number().int() })).optional(),
   }),
   tinker: z.object({ managed_server: z.boolean(), server_configs: z.enum(SERVER_CONFIGS_SHAPES) }),
   environment_file: z.object({ mtime_ms: z.number(), size: z.number() }),

@@ -87,17 +87,38 @@ type Scenarios = Partial<Record<Scenario, { lengths: ScenarioLengths; basis: str
 
 const of = (prompt: number, completion: number, trained = prompt + completion): ScenarioLengths => ({ prompt, completion, trained });
 
-function scenarioLengths(shape: RunShape, measured: LengthsInfo | undefined): Scenarios {
+/**
+ * How long a framework's sequences can be: an Atropos run's trained sequences are at most
+ * max_token_length (atroposlib drops longer ones) and so are its prompts; a cookbook run sends
+ * whole prompts, which nothing drops, and trains prompt + completion.
+ */
+export interface LengthBounds {
+  /** The longest trained sequence, or undefined when nothing caps it. */
+  trainedCap?: number;
+  /** The prompt the high bound assumes when no inference test measured any, and what that rests on. */
+  unmeasuredPrompt: { tokens: number; basis: string };
+}
+
+/** tinker-atropos through atroposlib: everything within max_token_length. */
+export const atroposBounds = (shape: Pick<RunShape, 'max_token_length'>): LengthBounds => ({
+  trainedCap: shape.max_token_length,
+  unmeasuredPrompt: { tokens: shape.max_token_length, basis: `every prompt and completion at max_token_length ${shape.max_token_length} (trained sequences are at most ${shape.max_token_length}: atroposlib drops longer ones)` },
+});
+
+function scenarioLengths(shape: RunShape, measured: LengthsInfo | undefined, bounds: LengthBounds): Scenarios {
   const L = shape.max_token_length;
+  const capped = (n: number): number => (bounds.trainedCap === undefined ? n : Math.min(n, bounds.trainedCap));
+  const cap = bounds.trainedCap === undefined ? 'trained sequences whole (prompt + completion: nothing drops longer ones)' : `trained sequences at ${bounds.trainedCap} (atroposlib drops longer ones)`;
   if (measured === undefined) {
-    return { high: { lengths: of(L, L, L), basis: `every prompt and completion at max_token_length ${L} (trained sequences are at most ${L}: atroposlib drops longer ones)` } };
+    const p = bounds.unmeasuredPrompt.tokens;
+    return { high: { lengths: of(p, L, capped(p + L)), basis: bounds.unmeasuredPrompt.basis } };
   }
   const { prompt_tokens: p, completion_tokens: c } = measured.lengths;
   const from = `inference test ${measured.test_id} (${measured.measured_at}, ${measured.lengths.rollouts} rollouts of ${measured.models}, counted by ${measured.lengths.source})`;
   return {
     low: { lengths: of(p.mean, c.p25), basis: `mean prompt ${p.mean} tokens, completions at the 25th percentile ${c.p25} tokens, from ${from}` },
     expected: { lengths: of(p.mean, c.mean), basis: `mean prompt ${p.mean} and mean completion ${c.mean} tokens, from ${from}` },
-    high: { lengths: of(p.max, L, L), basis: `longest measured prompt ${p.max} tokens, every completion at max_token_length ${L}, trained sequences at ${L} (atroposlib drops longer ones)` },
+    high: { lengths: of(p.max, L, capped(p.max + L)), basis: `longest measured prompt ${p.max} tokens, every completion at max_token_length ${L}, ${cap}` },
   };
 }
 
@@ -115,7 +136,7 @@ export const GENERAL_UNKNOWNS = [
 ];
 
 /** The run's estimate; without a price, no dollar figure and the reason. */
-export function estimateRun(shape: RunShape, price: ModelPrice | undefined, measured: LengthsInfo | undefined, extraUnknown: string[] = []): RunEstimate {
+export function estimateRun(shape: RunShape, price: ModelPrice | undefined, measured: LengthsInfo | undefined, extraUnknown: string[] = [], bounds: LengthBounds = atroposBounds(shape)): RunEstimate {
   const unknown = [...extraUnknown];
   if (measured === undefined) unknown.push('rollout lengths: no inference test measured this environment yet, so only the high bound is given; run rl_test_inference to get low and expected figures');
   const base = { estimate: true as const, model: shape.model, shape, assumptions: ASSUMPTIONS(shape) };
@@ -123,7 +144,7 @@ export function estimateRun(shape: RunShape, price: ModelPrice | undefined, meas
     return { ...base, total_usd: {}, unknown: [`price: the price table has no entry for ${shape.model}; add it under prices in the RL_MCP_CONFIG file (dollars per million prefill, sample and train tokens, with as_of and source)`, ...unknown, ...GENERAL_UNKNOWNS] };
   }
   const total_usd: Partial<Record<Scenario, Figure>> = {};
-  const scenarios = scenarioLengths(shape, measured);
+  const scenarios = scenarioLengths(shape, measured, bounds);
   const lengths: Partial<Record<Scenario, ScenarioLengths>> = {};
   for (const name of SCENARIOS) {
     const s = scenarios[name];

@@ -35,6 +35,8 @@ const FIELD = z.object({
 });
 export type RecipeField = z.infer<typeof FIELD>;
 
+const DATASET_BATCHES = z.object({ field: z.string(), value: z.string(), batches: z.number().int() });
+
 const RECIPE = z.object({
   name: z.string(),
   file: z.string(),
@@ -43,6 +45,7 @@ const RECIPE = z.object({
   config_class: z.string().optional(),
   fields: z.array(FIELD).default([]),
   skipped_fields: z.array(z.string()).default([]),
+  dataset_batches: z.array(DATASET_BATCHES).default([]),
   error: z.string().optional(),
 });
 export type CookbookRecipe = z.infer<typeof RECIPE>;
@@ -106,6 +109,7 @@ function offered(recipes: readonly CookbookRecipe[], environments: readonly Veri
     ...NOT_ATROPOS,
     framework: 'cookbook',
     recipe: r.name,
+    ...(r.dataset_batches.length > 0 ? { dataset_batches: r.dataset_batches } : {}),
   }));
   const fromVerifiers = verifiersRecipe === undefined ? [] : environments.map((e): DiscoveredEnvironment => ({
     name: e.vf_env_id,

@@ -27,6 +27,14 @@ export interface DiscoveredEnvironment {
   recipe?: string;
   /** A verifiers environment's id, as `verifiers_rl` loads it. */
   vf_env_id?: string;
+  /** The batches a recipe's dataset holds where its source says so (math_rl's env=arithmetic: 100): it trains min(max_steps, those). */
+  dataset_batches?: DatasetBatches[];
+}
+
+export interface DatasetBatches {
+  field: string;
+  value: string;
+  batches: number;
 }
 
 /** The framework of a discovered environment. */

@@ -11,13 +11,14 @@ import type { RunProcess } from '../../core/files/home.js';
 import type { SecretRedactor } from '../../core/redact.js';
 import type { Settings } from '../../core/settings.js';
 import type { RunEstimate } from '../cost/estimate.js';
+import type { DatasetBatches } from '../environments/report.js';
 import type { TinkerFacts } from '../environments/tinkerReadiness.js';
 import type { FrameworkName, PlacementName, RunNames, RunObservations, RunRecord, UntrainedSteps } from './registry/record.js';
 
 /** What a run trains: the environment (or recipe) and its config values (ConfigSelection.forRun). */
 export interface RunSelection {
   /** A cookbook environment also names its recipe and, for a verifiers environment, its id. */
-  environment: { name: string; file_path: string; framework?: FrameworkName; recipe?: string; vf_env_id?: string };
+  environment: { name: string; file_path: string; framework?: FrameworkName; recipe?: string; vf_env_id?: string; dataset_batches?: DatasetBatches[] };
   /** Current values of the non-locked fields; null = unset. */
   values: Record<string, JsonValue>;
   wandbProject: string;

@@ -19,6 +19,7 @@ import { RL_HOME, TINKER_API_KEY } from '../../setup/hostRequirements.js';
 import { BASE_MODEL } from '../../setup/modelRequirements.js';
 import type { Requirement } from '../../setup/requirement.js';
 import { startContext } from '../../setup/requirements.js';
+import type { DatasetBatches } from '../../environments/report.js';
 import type { Preflight, RunPlan, RunSelection, StartRequest } from '../framework.js';
 import type { RunNames } from '../registry/record.js';
 
@@ -65,10 +66,30 @@ const runValues = (settings: Settings, selection: RunSelection): Record<string, 
 /** The base model a run trains: the recipe's model_name (its default, an edit or the operator's lock). */
 const modelOf = (values: Record<string, JsonValue>): string | undefined => (typeof values.model_name === 'string' && values.model_name !== '' ? values.model_name : undefined);
 
+/**
+ * The prompt a cookbook estimate's high bound assumes while no inference test measured the
+ * environment: a stated guess, not a bound (a recipe renders its own prompts, and nothing drops
+ * long ones); once the run's first batch is logged, spend counts its real tokens instead.
+ */
+export const UNMEASURED_PROMPT_TOKENS = 1024;
+
+/** The steps a run trains: min(max_steps, the batches its dataset holds) where the recipe's source tells them, with what that rests on. */
+export function stepsOf(values: Record<string, JsonValue>, datasets: readonly DatasetBatches[] = []): { steps: number; fact?: string; unknown?: string } {
+  const maxSteps = positive(values.max_steps);
+  const dataset = datasets.find((d) => values[d.field] === d.value);
+  if (dataset !== undefined) {
+    const steps = maxSteps === undefined ? dataset.batches : Math.min(maxSteps, dataset.batches);
+    const held = `the ${dataset.batches} batches its dataset holds (${dataset.field}=${dataset.value}, from the recipe's source)`;
+    return { steps, fact: `steps: ${steps}, ${maxSteps === undefined ? held : `min(max_steps ${maxSteps}, ${held})`}, as the recipe logs "Will train on ${steps} batches"` };
+  }
+  if (maxSteps !== undefined) return { steps: maxSteps, unknown: `steps: max_steps ${maxSteps} is an upper bound: the recipe trains min(max_steps, the batches its dataset holds), and the dataset's size is not known before the run` };
+  return { steps: DEFAULTS.max_steps, unknown: `steps: max_steps is unset and the dataset's size is not known before the run (the recipe trains all of it): ${DEFAULTS.max_steps} steps are assumed` };
+}
+
 export function estimateCookbook(settings: Settings, selection: RunSelection): RunEstimate {
   const values = runValues(settings, selection);
   const unknown: string[] = [];
-  const value = (field: keyof typeof DEFAULTS): number => {
+  const value = (field: 'group_size' | 'groups_per_batch' | 'max_tokens'): number => {
     const v = positive(values[field]);
     if (v !== undefined) return v;
     unknown.push(`${field} is not set: ${DEFAULTS[field]} is assumed`);
@@ -76,9 +97,18 @@ export function estimateCookbook(settings: Settings, selection: RunSelection): R
   };
   const groupSize = value('group_size');
   const model = modelOf(values) ?? 'unknown';
-  const shape: RunShape = { model, total_steps: value('max_steps'), batch_size: value('groups_per_batch') * groupSize, group_size: groupSize, max_token_length: value('max_tokens') };
-  unknown.push("the recipe trains min(max_steps, the batches its dataset holds): a smaller dataset costs less; prompts are assumed at most max_tokens long in the high bound");
-  return estimateRun(shape, settings.cost.prices[model], lengthsFor(settings.home, selection.environment.name, model), unknown);
+  const steps = stepsOf(values, selection.environment.dataset_batches);
+  if (steps.unknown !== undefined) unknown.push(steps.unknown);
+  const maxTokens = value('max_tokens');
+  const shape: RunShape = { model, total_steps: steps.steps, batch_size: value('groups_per_batch') * groupSize, group_size: groupSize, max_token_length: maxTokens };
+  const bounds = {
+    unmeasuredPrompt: {
+      tokens: UNMEASURED_PROMPT_TOKENS,
+      basis: `prompts assumed at ${UNMEASURED_PROMPT_TOKENS} tokens (no inference test measured this environment; a cookbook run sends whole prompts, none is dropped), every completion at max_tokens ${maxTokens}, trained whole`,
+    },
+  };
+  const estimate = estimateRun(shape, settings.cost.prices[model], lengthsFor(settings.home, selection.environment.name, model), unknown, bounds);
+  return steps.fact === undefined ? estimate : { ...estimate, assumptions: [steps.fact, ...estimate.assumptions] };
 }
 
 /** Values that would leave the recipe with no rollout to train on. */

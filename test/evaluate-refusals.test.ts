@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
 import { startFakeTinkerOai } from './fakes/tinkerOaiServer.js';
+import { writeRunDir } from './helpers/registry.js';
 import { runServer, startRun, TINKER_KEY, waitForRun } from './helpers/runs.js';
 
 const BASE = 'Qwen/Qwen3-8B';
@@ -26,4 +27,13 @@ test('a Tinker key the endpoint refuses: the evaluation names TINKER_API_KEY and
     assert.match(model.error, /authentication failed \(HTTP 401\).*TINKER_API_KEY.*TINKER_OAI_BASE_URL/, model.error);
     assert.doesNotMatch(model.error, /api_key_env/);
   }
+});
+
+test('a run that already ended without a trained checkpoint: rl_evaluate says it ended, how, and that there is nothing to evaluate', async (t) => {
+  const h = await runServer(t, { select: false });
+  const failed = writeRunDir(h.home, { runId: 'fa11ed01', createdMs: Date.now() - 120_000, status: 'failed' });
+  const refused = await h.call('rl_evaluate', { run_id: failed.run_id });
+  assert.equal(refused.isError, true);
+  assert.match(refused.json.error, new RegExp(`^The run ended \\(failed at ${failed.ended_at!.replace(/[.]/g, '\\.')}: trainer failed: simulated\\) without saving a trained checkpoint: there is nothing to evaluate`));
+  assert.doesNotMatch(refused.json.error, /Wait until it is running/);
 });

@@ -54,23 +54,37 @@ function named(saved: readonly Checkpoint[], want: string | number): Checkpoint 
   });
 }
 
+/** How the run stands, for saying why there is nothing to evaluate. */
+export interface RunState {
+  status: string;
+  ended: boolean;
+  ended_at?: string;
+  error?: string;
+}
+
+/** Why a run with no trained checkpoint cannot be evaluated: waiting helps only while it runs. */
+function nothingTrained(saved: readonly Checkpoint[], run: RunState): string {
+  if (run.ended) {
+    const how = `${run.status}${run.ended_at ? ` at ${run.ended_at}` : ''}${run.error ? `: ${run.error}` : ''}`;
+    return `The run ended (${how}) without saving a trained checkpoint${saved.length > 0 ? ' (only step_0, the untrained starting point)' : ''}: there is nothing to evaluate. Evaluate the base model with rl_test_inference, or train again.`;
+  }
+  return saved.length === 0
+    ? 'The run has saved no checkpoint yet: the trainer prints each one as it saves it. Wait until it is running (rl_wait_for_run until: "step"), then evaluate.'
+    : 'The run has saved only step_0, the untrained starting point (the same as the base model). Wait for its first step (rl_wait_for_run until: "step"), then evaluate.';
+}
+
 /**
  * The checkpoints a request names. step_0 is the untrained start, so it is left out of `latest`
  * and `all` (the baseline stands for it); a list may still name it.
  */
-export function chooseCheckpoints(saved: readonly Checkpoint[], request: CheckpointRequest): ChosenCheckpoints {
+export function chooseCheckpoints(saved: readonly Checkpoint[], request: CheckpointRequest, run: RunState = { status: 'running', ended: false }): ChosenCheckpoints {
   const trained = saved.filter((c) => c.step > 0);
   if (Array.isArray(request)) {
     const chosen = [...new Map(request.map((w) => named(saved, w)).map((c) => [c.step, c])).values()].sort((a, b) => a.step - b.step);
     return { chosen: chosen.slice(0, MAX_LISTED_CHECKPOINTS), ...(chosen.length > MAX_LISTED_CHECKPOINTS ? { note: `only the first ${MAX_LISTED_CHECKPOINTS} checkpoints are evaluated` } : {}) };
   }
   if (trained.length === 0) {
-    throw new UserError(
-      saved.length === 0
-        ? 'The run has saved no checkpoint yet: the trainer prints each one as it saves it. Wait until it is running (rl_wait_for_run until: "step"), then evaluate.'
-        : 'The run has saved only step_0, the untrained starting point (the same as the base model). Wait for its first step (rl_wait_for_run until: "step"), then evaluate.',
-      { available: saved.map((c) => `step_${c.step}`) },
-    );
+    throw new UserError(nothingTrained(saved, run), { available: saved.map((c) => `step_${c.step}`), status: run.status });
   }
   if (request === 'latest') return { chosen: [trained[trained.length - 1]!] };
   const picked = evenlySpaced(trained.length, MAX_ALL_CHECKPOINTS).map((i) => trained[i]!);

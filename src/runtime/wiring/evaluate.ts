@@ -16,7 +16,7 @@ import type { ModelSpec } from '../evaluation/modelRun.js';
 import { serverEntriesNeeded } from '../environments/tinkerReadiness.js';
 import type { WaitOptions } from '../inference/jobWait.js';
 import { readRunConfigFile, type RunConfigSections } from '../runs/registry/configFile.js';
-import { type FrameworkName, isDamaged, type RunRecord } from '../runs/registry/record.js';
+import { type FrameworkName, isDamaged, isEnded, type RunRecord } from '../runs/registry/record.js';
 import { RunFiles } from '../runs/registry/runFiles.js';
 import { frameworkOf } from '../runs/frameworks.js';
 import type { Runtime } from './runtime.js';
@@ -126,7 +126,8 @@ function checkpointsOf(trainer: TrainingSummary): Checkpoint[] {
 export async function evaluateRun(runtime: Runtime, args: EvaluateArgs, wait: WaitOptions): Promise<EvaluationOutput> {
   const run = runToEvaluate(runtime, args.run_id);
   const trainer = await frameworkOf(run).readSummary(run);
-  const { chosen, note } = chooseCheckpoints(checkpointsOf(trainer), args.checkpoints ?? 'latest');
+  const state = { status: run.status, ended: isEnded(run.status), ...(run.ended_at ? { ended_at: run.ended_at } : {}), ...(run.error ? { error: run.error } : {}) };
+  const { chosen, note } = chooseCheckpoints(checkpointsOf(trainer), args.checkpoints ?? 'latest', state);
   const read = await readRunConfigFile(new RunFiles(runtime.settings.home), run.run_id);
   if ('config_error' in read) throw new UserError(`Run '${run.run_id}' cannot be evaluated: its ${read.config_error}.`, { run_id: run.run_id });
   const plan = await PLANNERS[run.framework](runtime, run, read.config, args.method);

@@ -121,13 +121,18 @@ test('a math recipe: listed, selected, edited, started, running and healthy with
   const status = await h.call('rl_check_status', { run_id: runId });
   assert.deepEqual([status.json.status, status.json.health.verdict, status.json.framework], ['running', 'healthy', 'cookbook']);
   assert.equal(typeof status.json.metrics.reward_mean, 'number');
+  // The RL loop logs the optimizer's metrics, KL and entropy, never a loss: said so, not left as "not logged yet".
+  assert.equal(status.json.metrics.loss, null);
+  assert.match(status.json.metrics.not_logged.loss, /tinker-cookbook's RL loop logs its optimizer's metrics, KL and entropy/);
+  assert.equal(typeof status.json.metrics.training['optim/entropy'], 'number', JSON.stringify(status.json.metrics));
+  assert.equal(typeof status.json.metrics.training['optim/kl_sample_train_v1'], 'number');
   assert.match(status.json.metrics_source, /^metrics\.jsonl/);
   assert.match(status.json.cost.basis, /^from the tokens the run logged \(metrics\.jsonl/);
   await stopWithNothingLeft(h, runId);
 });
 
 test("without the operator's locks a recipe's own defaults stand; max_steps and model_name are edited; the model is checked against Tinker's list and budgets hold", async (t) => {
-  const h = await runServer(t, { install, home, select: false, tinker, config: { locked: { env: { use_wandb: false } }, prices: PRICES }, env: { TINKER_API_KEY: KEY, RL_MAX_RUN_COST_USD: '5' } });
+  const h = await runServer(t, { install, home, select: false, tinker, config: { locked: { env: { use_wandb: false } }, prices: PRICES }, env: { TINKER_API_KEY: KEY, RL_MAX_RUN_COST_USD: '50' } });
   await h.call('rl_select_environment', { name: 'math_rl' });
   const config = (await h.call('rl_get_current_config')).json;
   assert.deepEqual(config.locked_fields, [], 'nothing is locked: tinker-atropos\' built-in locks are not a recipe\'s');
@@ -318,6 +323,9 @@ test('rl_compare_runs, rl_list_runs and the dashboard put a cookbook run beside 
   assert.ok(dashCookbook.series.reward_mean.points.length >= 5, JSON.stringify(dashCookbook.series.reward_mean));
   assert.deepEqual(dashCookbook.series.reward_mean.points.map((p: number[]) => p[0]).slice(0, 3), [0, 1, 2], 'one point per batch of metrics.jsonl');
   assert.equal(dashAtropos.status, 'completed');
+  assert.equal(dashCookbook.series.loss, undefined);
+  assert.match(dashCookbook.not_logged.loss, /logs its optimizer's metrics, KL and entropy/, 'the empty loss chart says why');
+  assert.equal(dashAtropos.not_logged, undefined);
 });
 
 test('rl_test_inference smoke-tests the verifiers environment with verifiers\' eval against an endpoint; a recipe is refused', async (t) => {

@@ -47,7 +47,16 @@ export const rlCheckStatus = defineTool({
     notes: z.array(z.string()).optional(),
     cost: runCostSchema.optional(),
     metrics: z
-      .object({ step: wandbNumber, reward_mean: wandbNumber, loss: wandbNumber, percent_correct: wandbNumber, eval_percent_correct: wandbNumber, state: z.string().nullable() })
+      .object({
+        step: wandbNumber,
+        reward_mean: wandbNumber,
+        loss: wandbNumber,
+        percent_correct: wandbNumber,
+        eval_percent_correct: wandbNumber,
+        state: z.string().nullable(),
+        training: z.record(z.string(), wandbNumber).optional().describe("A cookbook run's training figures instead of a loss: the optimizer's metrics, KL, entropy (its optim/ keys)"),
+        not_logged: z.record(z.string(), z.string()).optional().describe('Metrics this run never logs, and why (their null is not "not yet")'),
+      })
       .optional()
       .describe('From W&B, the keys really logged: trainer step, reward/mean, train/loss, run state; environment train/eval percent_correct. null = not logged yet'),
     wandb_url: z.string().optional(),

@@ -45,6 +45,7 @@ const dashboardRun = z.object({
   error_process: z.enum(RUN_PROCESSES).optional(),
   log_tail: z.string().optional(),
   series: z.partialRecord(z.enum(KEY_METRICS), chartSeries),
+  not_logged: z.object({ loss: z.string().optional() }).optional().describe('Curves the run never logs, and why'),
   wandb_url: z.string().optional(),
   wandb_error: z.string().optional(),
 });

@@ -111,6 +111,8 @@ export interface TrainingSummary {
   last_loss?: number;
   /** Per-step `[step, value]` of every reward and loss, only when asked for. */
   series?: { reward: [number, number][]; loss: [number, number][] };
+  /** Figures the trainer's record never carries, and why (a cookbook run logs no loss): an empty curve is not "no data yet". */
+  not_logged?: { loss?: string };
 }
 
 /** A run's training record followed by a reader that asks often (the dashboard): each read costs only what was added. */

@@ -19,6 +19,10 @@ export interface StatusMetrics {
   eval_percent_correct: MetricNumber;
   /** The trainer run's W&B state (running, finished, crashed, ...), else the environment run's. */
   state: string | null;
+  /** What a trainer that records its own rows logs for training instead of a loss (a cookbook run: its `optim/` keys: optimizer metrics, KL, entropy). */
+  training?: Record<string, MetricNumber>;
+  /** Key metrics its rows never carry, and why: null for these means "not logged by this trainer", not "not yet". */
+  not_logged?: Record<string, string>;
 }
 
 /** Summary values that are W&B bookkeeping or media (histograms, tables), not metrics. */

@@ -59,6 +59,8 @@ export interface DashboardRun {
   /** The last lines of the failed process's log (secrets redacted). */
   log_tail?: string;
   series: RunSeries;
+  /** Series the run's trainer never logs, and why. */
+  not_logged?: { loss?: string };
   wandb_url?: string;
   wandb_error?: string;
 }
@@ -116,6 +118,7 @@ export class Dashboard {
     return {
       ...describe(view, entry, this.services.redactor),
       series: pickSeries(wandb.series, trainer.series, cap),
+      ...(trainer.not_logged !== undefined && wandb.series?.loss === undefined ? { not_logged: trainer.not_logged } : {}),
       ...(wandb.wandb_url !== undefined ? { wandb_url: wandb.wandb_url } : {}),
       ...(wandb.wandb_error !== undefined ? { wandb_error: wandb.wandb_error } : {}),
     };

@@ -5,6 +5,7 @@
  * (`metrics_source`). A run with neither answers W&B's "off" sentence as before.
  */
 import type { JsonValue } from '../../core/json.js';
+import { NO_LOSS } from '../runs/cookbook/observer.js';
 import { frameworkOf } from '../runs/frameworks.js';
 import { isActive, type RunRecord } from '../runs/registry/record.js';
 import { clampSamples, evenlySpaced, type Point, type Series, summarizeSeries } from '../wandb/history.js';
@@ -12,7 +13,7 @@ import { KEY_METRICS, type KeyMetric, keyMetricSummaries } from '../wandb/keyMet
 import type { StatusMetrics } from '../wandb/metrics.js';
 import { WANDB_OFF, type WandbKeyMetrics, type WandbReader, type WandbResults, type WandbStatus } from '../wandb/reader.js';
 import { sparkline } from '../wandb/sparkline.js';
-import { asMetricNumber } from '../wandb/tolerantJson.js';
+import { asMetricNumber, type MetricNumber } from '../wandb/tolerantJson.js';
 
 /** Where the metrics of an answer came from, when not W&B. */
 export const RUN_FILES_SOURCE = 'metrics.jsonl (the run\'s own record; W&B is not used for this run)';
@@ -41,9 +42,31 @@ function keyPoints(rows: readonly Row[]): Partial<Record<KeyMetric, Point[]>> {
   return out;
 }
 
+/** The training figures a cookbook row holds (rl/train.py logs the optimizer's metrics, not a loss): its `optim/` keys but the learning rate. */
+function trainingFigures(row: Row | undefined): Record<string, MetricNumber> | undefined {
+  const figures = Object.entries(row ?? {}).filter(([key]) => key.startsWith('optim/') && key !== 'optim/lr');
+  return figures.length > 0 ? Object.fromEntries(figures.map(([key, value]) => [key, asMetricNumber(value)])) : undefined;
+}
+
+/** Why each key metric no row carries is null: a trainer that never logs it, not one that has not yet. */
+const NOT_LOGGED: Record<KeyMetric, string> = {
+  reward_mean: 'no row of metrics.jsonl has env/all/reward/total',
+  loss: NO_LOSS,
+  percent_correct: "not logged: the environment reports no 'correct' metric",
+  eval_percent_correct: 'not logged: the recipe has no evaluator (or has not run one yet: every eval_every steps)',
+};
+
+function notLogged(rows: readonly Row[]): Record<string, string> | undefined {
+  if (rows.length === 0) return undefined;
+  const missing = KEY_METRICS.filter((metric) => keyOf(rows, metric) === undefined);
+  return missing.length > 0 ? Object.fromEntries(missing.map((metric) => [metric, NOT_LOGGED[metric]])) : undefined;
+}
+
 function lastMetrics(record: RunRecord, rows: readonly Row[]): StatusMetrics {
   const points = keyPoints(rows);
   const last = (metric: KeyMetric) => points[metric]?.at(-1)?.value ?? null;
+  const training = trainingFigures(rows.at(-1));
+  const missing = notLogged(rows);
   return {
     step: (rows.at(-1)?.step as number | undefined) ?? null,
     reward_mean: last('reward_mean'),
@@ -51,6 +74,8 @@ function lastMetrics(record: RunRecord, rows: readonly Row[]): StatusMetrics {
     percent_correct: last('percent_correct'),
     eval_percent_correct: last('eval_percent_correct'),
     state: isActive(record.status) ? 'running' : record.status,
+    ...(training !== undefined ? { training } : {}),
+    ...(missing !== undefined ? { not_logged: missing } : {}),
   };
 }
 

@@ -59,6 +59,9 @@ export class CookbookObserver implements RunObserver {
   }
 }
 
+/** Why a cookbook run has no loss curve: rl/train.py logs the optimizer's metrics (`optim/...`), not a forward-backward loss. */
+export const NO_LOSS = "not logged: tinker-cookbook's RL loop logs its optimizer's metrics, KL and entropy (training), not a loss";
+
 /** The run's checkpoints and numbers as every framework answers them. */
 export function summaryOf(state: CookbookState, series: boolean): TrainingSummary {
   const { metrics, checkpoints, signals } = state;
@@ -83,6 +86,7 @@ export function summaryOf(state: CookbookState, series: boolean): TrainingSummar
     recent_rewards: rewards.slice(-RECENT_VALUES).map(([, v]) => v),
     ...(losses.length > 0 ? { last_loss: finite(losses.at(-1)![1]) } : {}),
     ...(series ? { series: { reward: rewards, loss: losses } } : {}),
+    ...(metrics.maxStep >= 0 && losses.length === 0 ? { not_logged: { loss: NO_LOSS } } : {}),
   };
 }
 

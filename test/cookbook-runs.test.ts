@@ -131,7 +131,7 @@ test('a math recipe: listed, selected, edited, started, running and healthy with
   await stopWithNothingLeft(h, runId);
 });
 
-test("without the operator's locks a recipe's own defaults stand; max_steps and model_name are edited; the model is checked against Tinker's list and budgets hold", async (t) => {
+test("without the operator's locks a recipe's own defaults stand; max_steps and model_name are edited; the model is checked against Tinker's list and its renderer against model_info's; budgets hold", async (t) => {
   const h = await runServer(t, { install, home, select: false, tinker, config: { locked: { env: { use_wandb: false } }, prices: PRICES }, env: { TINKER_API_KEY: KEY, RL_MAX_RUN_COST_USD: '50' } });
   await h.call('rl_select_environment', { name: 'math_rl' });
   const config = (await h.call('rl_get_current_config')).json;
@@ -149,6 +149,12 @@ test("without the operator's locks a recipe's own defaults stand; max_steps and 
   await edit(h, { model_name: 'Qwen/Qwen3.5-9B' });
   const short = await dry();
   assert.deepEqual([short.isError, short.json.config.model_name, short.json.config.max_steps], [false, 'Qwen/Qwen3.5-9B', 2], JSON.stringify(short.json));
+  // Another model with the Qwen3.5 chat template (verifiers_rl's default renderer): refused, naming model_info's own recommendation.
+  const mismatched = await dry({ model_name: 'Qwen/Qwen3-8B', renderer_name: 'qwen3_5_disable_thinking' });
+  assert.equal(mismatched.isError, true);
+  assert.match(mismatched.json.error, /^renderer_name qwen3_5_disable_thinking is not a chat template tinker-cookbook's model_info recommends for Qwen\/Qwen3-8B \(qwen3, qwen3_disable_thinking\).*rl_edit_config\('renderer_name', 'qwen3'\)/);
+  assert.equal((await dry({ model_name: 'Qwen/Qwen3-8B', renderer_name: 'qwen3' })).isError, false);
+  assert.equal((await dry({ model_name: 'Qwen/Qwen3-8B', renderer_name: null })).isError, false, 'null: the recipe takes the recommended one');
   const overBudget = await dry({ max_steps: 100000, groups_per_batch: 1000, group_size: 64 });
   assert.equal(overBudget.isError, true);
   assert.match(overBudget.json.error, /RL_MAX_RUN_COST_USD/);

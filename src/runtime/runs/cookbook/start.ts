@@ -21,6 +21,7 @@ import type { Requirement } from '../../setup/requirement.js';
 import { startContext } from '../../setup/requirements.js';
 import type { DatasetBatches } from '../../environments/report.js';
 import type { Preflight, RunPlan, RunSelection, StartRequest } from '../framework.js';
+import { recommendedRenderers, refuseMismatchedRenderer } from './renderer.js';
 import type { RunNames } from '../registry/record.js';
 
 /** The recipes' own defaults, for a config that leaves a field of the shape unset. */
@@ -137,6 +138,7 @@ export async function preflightCookbook(request: StartRequest & { othersActive: 
   if (recipe === undefined || !existsSync(file_path)) {
     throw new UserError(`The cookbook environment '${selection.environment.name}' is not installed any more (${file_path} is gone). rl_list_environments lists what RL_PYTHON has now; select again.`, { file_path });
   }
+  if (model !== undefined && typeof values.renderer_name === 'string') refuseMismatchedRenderer(model, values.renderer_name, await recommendedRenderers(settings, model));
   return { executables: {} };
 }
 

@@ -3,7 +3,7 @@
 Output (stdout), one JSON object:
   {"cookbook": {"dir", "version"?} | null, "cookbook_missing"?: "why",
    "recipes": [{"name", "file", "rl": bool, "doc"?, "config_class"?, "fields": [field], "skipped_fields": [name],
-                "dataset_batches": [{"field", "value", "batches"}]}],
+                "dataset_batches": [{"field", "value", "batches"}], "lacks"?: [{"module", "extra"?}]}],
    "environments": [{"module", "file", "vf_env_id", "doc"?, "env_args": [{"name", "default"?}]}],
    "stamps": [[path, mtime_ms, size]]}
 
@@ -313,6 +313,144 @@ def dataset_batches(tree, field_names):
     return found
 
 
+IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+
+
+def imported_modules(tree, path, module_level_only):
+    """The dotted modules a file imports where a failure would raise (not under try/except ImportError
+    nor `if TYPE_CHECKING`), with `from pkg import name` also as `pkg.name` (it may be a submodule).
+    Functions are read too unless `module_level_only`: a recipe imports some extras where it uses them."""
+    found = []
+
+    def visit(nodes, guarded):
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                if not guarded:
+                    found.extend(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level:
+                    module = resolve_relative(path, node.level, module)
+                if module and not guarded:
+                    found.append(module)
+                    found.extend(f"{module}.{a.name}" for a in node.names if a.name != "*")
+            elif isinstance(node, ast.Try):
+                catches = any(h.type is None or any(e in ast.unparse(h.type) for e in IMPORT_ERRORS) for h in node.handlers)
+                visit(node.body, guarded or catches)
+                for part in [h.body for h in node.handlers] + [node.orelse, node.finalbody]:
+                    visit(part, guarded)
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse, guarded)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not module_level_only:
+                    visit(node.body, guarded)
+            else:
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    visit([n for n in getattr(node, field, []) if isinstance(n, ast.stmt)], guarded)
+
+    visit(tree.body, False)
+    return found
+
+
+def resolvable(dotted):
+    """Whether `dotted` would be found on RL_PYTHON's sys.path, looked up without importing anything."""
+    parts = dotted.split(".")
+    if parts[0] in sys.builtin_module_names or parts[0] in getattr(sys, "stdlib_module_names", ()):
+        return True
+    spec = importlib.machinery.PathFinder.find_spec(parts[0], sys.path)
+    if spec is None:
+        return False
+    locations = list(spec.submodule_search_locations or [])
+    for part in parts[1:]:
+        if not locations:
+            return True  # a module's attribute, not a submodule
+        nxt = None
+        for location in locations:
+            if os.path.isdir(os.path.join(location, part)):
+                nxt = [os.path.join(location, part)]
+                break
+            if any(os.path.isfile(os.path.join(location, part + suffix)) for suffix in importlib.machinery.all_suffixes()):
+                nxt = []
+                break
+        if nxt is None:
+            return False
+        locations = nxt
+    return True
+
+
+class ImportReader:
+    """What a recipe needs outside tinker_cookbook: its train.py's imports, followed through the
+    cookbook's own modules (the recipe's folder whole, the rest at module level), each file read once."""
+
+    def __init__(self, cookbook_dir, stamps):
+        self.recipes_dir = os.path.join(cookbook_dir, "recipes")
+        self.stamps = stamps
+        self.memo = {}
+
+    def file_imports(self, path):
+        if path not in self.memo:
+            tree = parse(path)
+            inside_recipe = os.path.realpath(path).startswith(os.path.realpath(self.recipes_dir) + os.sep)
+            self.memo[path] = [] if tree is None else imported_modules(tree, path, not inside_recipe)
+        return self.memo[path]
+
+    def missing(self, train_path):
+        seen, external, queue = set(), set(), [train_path]
+        while queue:
+            path = queue.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            for dotted in self.file_imports(path):
+                if dotted.split(".")[0] == "tinker_cookbook":
+                    inner = module_file(dotted)
+                    if inner is not None:
+                        queue.append(inner)
+                else:
+                    external.add(dotted)
+        # `from pkg import name` lists pkg.name too: a name in a package that resolves is an attribute.
+        lacking = {d for d in external if not resolvable(d) and not ("." in d and d.rsplit(".", 1)[0] in external and resolvable(d.rsplit(".", 1)[0]))}
+        lacking = {d for d in lacking if not any(d.startswith(other + ".") for other in lacking)}
+        # Several modules of one missing package (rich.console, rich.table) are the package.
+        tops = {}
+        for d in lacking:
+            tops.setdefault(d.split(".")[0], []).append(d)
+        return sorted(names[0] if len(names) == 1 else top for top, names in tops.items())
+
+
+def cookbook_extras():
+    """Which optional extra of the installed tinker_cookbook brings a module: its metadata's
+    ``Requires-Dist: <dist>...; extra == "<extra>"``, a distribution named as its module
+    (``google-genai`` -> ``google.genai`` / ``google_genai``)."""
+    try:
+        from importlib import metadata
+        requires = metadata.distribution("tinker_cookbook").requires or []
+    except Exception:
+        return {}
+    extras = {}
+    for requirement in requires:
+        name, _, marker = requirement.partition(";")
+        extra = marker.split("extra", 1)[-1].strip(" =\"'") if "extra" in marker else None
+        dist = name.strip().split()[0] if name.strip() else ""
+        for ch in "<>=!~[(":
+            dist = dist.split(ch)[0]
+        if extra and dist:
+            dist = dist.lower()
+            extras.setdefault(dist.replace("-", "."), extra)
+            extras.setdefault(dist.replace("-", "_"), extra)
+    return extras
+
+
+def lacking_imports(reader, extras, train_path):
+    """[{"module", "extra"?}]: what the recipe imports that RL_PYTHON cannot, and the cookbook extra that brings it."""
+    out = []
+    for module in reader.missing(train_path):
+        candidates = [".".join(module.split(".")[:i]) for i in range(len(module.split(".")), 0, -1)]
+        extra = next((extras[c.lower()] for c in candidates if c.lower() in extras), None)
+        out.append({"module": module, **({"extra": extra} if extra else {})})
+    return out
+
+
 def read_recipe(name, path):
     tree = parse(path)
     if tree is None:
@@ -338,11 +476,15 @@ def recipes(cookbook_dir, stamps):
         names = sorted(os.listdir(root))
     except OSError:
         return found
+    reader, extras = ImportReader(cookbook_dir, stamps), cookbook_extras()
     for name in names:
         path = os.path.join(root, name, "train.py")
         if os.path.isfile(path):
             stamp(path, stamps)
-            found.append(read_recipe(name, path))
+            recipe = read_recipe(name, path)
+            if recipe["rl"]:
+                recipe["lacks"] = lacking_imports(reader, extras, path)
+            found.append(recipe)
     return found
 
 

@@ -77,7 +77,13 @@ test('a math recipe: listed, selected, edited, started, running and healthy with
   const h = await server(t);
   const cookbook = await h.call('rl_list_environments', { framework: 'cookbook' });
   const listed = Object.fromEntries(cookbook.json.environments.map((e: any) => [e.name, e]));
-  assert.deepEqual(Object.keys(listed).sort(), ['gsm8k', 'math_rl'], 'RL recipes and the verifiers environment; the supervised chat_sl is left out');
+  assert.deepEqual(Object.keys(listed).sort(), ['gsm8k', 'harbor_rl', 'math_rl', 'search_tool'], 'RL recipes and the verifiers environment; the supervised chat_sl is left out');
+  // Recipes whose optional extras a plain install lacks say what they import that RL_PYTHON cannot, and the extra that brings it.
+  assert.equal(listed.math_rl.lacks, undefined);
+  assert.deepEqual([listed.harbor_rl.lacks.modules, listed.harbor_rl.lacks.extras], [['modal'], ['modal']]);
+  assert.match(listed.harbor_rl.lacks.install, /imports modal \(\[modal\] extra\), which RL_PYTHON cannot: a start would fail on ModuleNotFoundError\. Install into RL_PYTHON: pip install 'tinker-cookbook\[modal\]'\.$/);
+  assert.deepEqual([listed.search_tool.lacks.modules, listed.search_tool.lacks.extras], [['chromadb', 'google.genai', 'pandas'], ['vector-search']]);
+  assert.match(listed.search_tool.lacks.install, /pip install 'tinker-cookbook\[vector-search\]' and pip install pandas\.$/);
   assert.deepEqual([listed.math_rl.framework, listed.math_rl.recipe, listed.math_rl.managed_server], ['cookbook', 'math_rl', undefined]);
   assert.deepEqual([listed.gsm8k.recipe, listed.gsm8k.vf_env_id], ['verifiers_rl', 'gsm8k']);
   const atropos = await h.call('rl_list_environments', { framework: 'atropos' });

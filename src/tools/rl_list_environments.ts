@@ -28,6 +28,10 @@ const environment = z.object({
   managed_server: z.boolean().optional().describe('Atropos: its code samples through managed_server, which the Tinker trainer needs (read from source)'),
   server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']).optional().describe('Atropos: what config_init returns as server configs (read from source; a ServerBaseline() counts as single)'),
   tinker_problems: z.array(z.enum(TINKER_PROBLEM_CODES)).describe('What stops it training on Tinker, or what the server works around for it: codes explained once in problem_details; empty when none'),
+  lacks: z
+    .object({ modules: z.array(z.string()), extras: z.array(z.string()).optional(), install: z.string() })
+    .optional()
+    .describe("A cookbook recipe's imports RL_PYTHON cannot resolve (an optional extra not installed): it cannot start until they are installed"),
 });
 
 /** An environment as the listing shows it: a cookbook one without the Atropos-only facts. */

@@ -109,19 +109,34 @@ export interface CookbookControl {
   spawn_grandchild?: boolean;
 }
 
-/** What `pip install` leaves of a wheel in site-packages: its files (path -> text), and its metadata beside them. */
-export function pipInstall(sitePackages: string, dist: string, version: string, files: Record<string, string>): void {
+/** What `pip install` leaves of a wheel in site-packages: its files (path -> text), and its metadata (with its `Requires-Dist` lines) beside them. */
+export function pipInstall(sitePackages: string, dist: string, version: string, files: Record<string, string>, requires: readonly string[] = ['verifiers>=0.1.8']): void {
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(sitePackages, path)), { recursive: true });
     writeFileSync(join(sitePackages, path), text);
   }
   const info = join(sitePackages, `${dist}-${version}.dist-info`);
   mkdirSync(info, { recursive: true });
-  writeFileSync(join(info, 'METADATA'), `Metadata-Version: 2.1\nName: ${dist}\nVersion: ${version}\nRequires-Dist: verifiers>=0.1.8\n`);
+  writeFileSync(join(info, 'METADATA'), `Metadata-Version: 2.1\nName: ${dist}\nVersion: ${version}\n${requires.map((r) => `Requires-Dist: ${r}\n`).join('')}`);
   writeFileSync(join(info, 'INSTALLER'), 'pip\n');
   writeFileSync(join(info, 'WHEEL'), 'Wheel-Version: 1.0\nGenerator: hatchling 1.25.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n');
   writeFileSync(join(info, 'RECORD'), [...Object.keys(files), `${dist}-${version}.dist-info/METADATA`].map((f) => `${f},,\n`).join(''));
 }
+
+/** The tinker-cookbook release the fakes stand for (thinking-machines-lab/tinker-cookbook v0.5.5, 9dfcc3a2). */
+export const COOKBOOK_VERSION = '0.5.5';
+/** Its pyproject's optional dependencies as pip records them (a few of its main ones, then each extra's). */
+const COOKBOOK_REQUIRES = [
+  'chz>=0.4.0',
+  'tinker>=0.23.0',
+  'math-verify>=0.5.0; extra == "math-rl"',
+  'modal>=1.5.1; extra == "modal"',
+  'chromadb>=1.0.0; extra == "vector-search"',
+  'google-genai>=1.0.0; extra == "vector-search"',
+  'huggingface_hub>=0.20.0; extra == "vector-search"',
+  'verifiers<0.1.10,>=0.1.9; extra == "verifiers"',
+  'openai>=1.0.0; extra == "verifiers"',
+];
 
 /** A verifiers environment of test/fakes/verifiers-environments, installed from its package as pip installs its wheel. */
 function pipInstallEnvironment(sitePackages: string, name: string): void {
@@ -160,6 +175,8 @@ export async function makeFakeInstall(opts: FakeInstallOptions = {}): Promise<Fa
     // environment, unless its working directory has a fake_cookbook.json of its own.
     const setControl = `import os; os.path.exists('fake_cookbook.json') or os.environ.setdefault('FAKE_COOKBOOK_CONTROL', ${JSON.stringify(cookbookControlFile)})`;
     writeFileSync(join(sitePackages, 'rl_training_mcp_cookbook_fakes.pth'), `${FAKE_COOKBOOK_PYTHONPATH}\n${setControl}\n`);
+    // The metadata `pip install tinker-cookbook` leaves (its modules are the fakes the .pth names): the version and the optional extras.
+    pipInstall(sitePackages, 'tinker_cookbook', COOKBOOK_VERSION, {}, COOKBOOK_REQUIRES);
     pipInstallEnvironment(sitePackages, 'gsm8k');
   }
   if (opts.tinkerState !== undefined) writeFileSync(join(sitePackages, 'rl_training_mcp_fake_tinker.pth'), `import os; os.environ.setdefault('FAKE_TINKER_STATE', ${JSON.stringify(opts.tinkerState)})\n`);

@@ -17,7 +17,7 @@ import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';
 import type { Logger } from '../../core/logger.js';
 import { loadExeca } from '../../core/onDemand.js';
 import type { Settings } from '../../core/settings.js';
-import type { DiscoveredEnvironment } from './report.js';
+import type { DiscoveredEnvironment, RecipeLacks } from './report.js';
 
 export const COOKBOOK_DISCOVER_SCRIPT = join(PYTHON_HELPERS_DIR, 'cookbook_discover.py');
 const HELPER_TIMEOUT_MS = 60_000;
@@ -46,6 +46,8 @@ const RECIPE = z.object({
   fields: z.array(FIELD).default([]),
   skipped_fields: z.array(z.string()).default([]),
   dataset_batches: z.array(DATASET_BATCHES).default([]),
+  /** An RL recipe's imports RL_PYTHON cannot resolve, each with the tinker_cookbook extra that brings it. */
+  lacks: z.array(z.object({ module: z.string(), extra: z.string().optional() })).optional(),
   error: z.string().optional(),
 });
 export type CookbookRecipe = z.infer<typeof RECIPE>;
@@ -97,6 +99,18 @@ export const takesVerifiersEnvironment = (recipe: CookbookRecipe): boolean => re
 /** A cookbook recipe samples through Tinker itself: the Atropos facts about server configs do not apply (answers leave them out). */
 const NOT_ATROPOS = { managed_server: true, server_configs: 'list' } as const;
 
+/** What a recipe lacks, and the one command that brings it: the cookbook's extras, then the modules no extra provides. */
+export function lacksOf(missing: readonly { module: string; extra?: string }[]): RecipeLacks {
+  const extras = [...new Set(missing.flatMap((m) => (m.extra !== undefined ? [m.extra] : [])))];
+  const loose = missing.filter((m) => m.extra === undefined).map((m) => m.module.split('.')[0]!);
+  const commands = [...(extras.length > 0 ? [`pip install 'tinker-cookbook[${extras.join(',')}]'`] : []), ...(loose.length > 0 ? [`pip install ${[...new Set(loose)].join(' ')}`] : [])];
+  return {
+    modules: missing.map((m) => m.module),
+    ...(extras.length > 0 ? { extras } : {}),
+    install: `It imports ${missing.map((m) => `${m.module}${m.extra !== undefined ? ` ([${m.extra}] extra)` : ''}`).join(', ')}, which RL_PYTHON cannot: a start would fail on ModuleNotFoundError. Install into RL_PYTHON: ${commands.join(' and ')}.`,
+  };
+}
+
 function offered(recipes: readonly CookbookRecipe[], environments: readonly VerifiersEnvironment[]): DiscoveredEnvironment[] {
   const rl = recipes.filter((r) => r.rl && r.config_class === 'CLIConfig' && r.error === undefined);
   const verifiersRecipe = rl.find(takesVerifiersEnvironment);
@@ -110,6 +124,7 @@ function offered(recipes: readonly CookbookRecipe[], environments: readonly Veri
     framework: 'cookbook',
     recipe: r.name,
     ...(r.dataset_batches.length > 0 ? { dataset_batches: r.dataset_batches } : {}),
+    ...(r.lacks !== undefined && r.lacks.length > 0 ? { lacks: lacksOf(r.lacks) } : {}),
   }));
   const fromVerifiers = verifiersRecipe === undefined ? [] : environments.map((e): DiscoveredEnvironment => ({
     name: e.vf_env_id,

@@ -29,6 +29,16 @@ export interface DiscoveredEnvironment {
   vf_env_id?: string;
   /** The batches a recipe's dataset holds where its source says so (math_rl's env=arithmetic: 100): it trains min(max_steps, those). */
   dataset_batches?: DatasetBatches[];
+  /** A cookbook recipe's imports RL_PYTHON cannot resolve (an optional extra not installed), and how to install them. */
+  lacks?: RecipeLacks;
+}
+
+export interface RecipeLacks {
+  modules: string[];
+  /** The tinker_cookbook extras that bring them. */
+  extras?: string[];
+  /** What a start would do and the command that fixes it. */
+  install: string;
 }
 
 export interface DatasetBatches {

@@ -5,7 +5,9 @@ state in $FAKE_TINKER_STATE): checkpoints it records exist in that service, and 
 
 Recipes, each ``python -m tinker_cookbook.recipes.<name>.<script> key=value ...`` (chz argv, see
 test/fakes/cookbook/chz): ``math_rl.train`` (RL, env=arithmetic), ``verifiers_rl.train`` (RL on an
-installed verifiers environment), ``verifiers_rl.evaluate``, ``chat_sl.train`` (supervised, not RL).
+installed verifiers environment), ``verifiers_rl.evaluate``, ``chat_sl.train`` (supervised, not RL);
+``harbor_rl`` and ``search_tool`` keep only their configuration and imports (``modal``; ``pandas``,
+``chromadb``, ``google.genai``), which a plain install lacks as upstream.
 As upstream, ``recipes/`` and its folders have no ``__init__.py``; an RL recipe's train.py imports
 ``tinker_cookbook.rl`` and has a ``CLIConfig`` with group_size / groups_per_batch.
 What each part keeps of upstream: rl/train.py, supervised/train.py, checkpoint_utils.py,

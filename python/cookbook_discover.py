@@ -3,7 +3,8 @@
 Output (stdout), one JSON object:
   {"cookbook": {"dir", "version"?} | null, "cookbook_missing"?: "why",
    "recipes": [{"name", "file", "rl": bool, "doc"?, "config_class"?, "fields": [field], "skipped_fields": [name],
-                "dataset_batches": [{"field", "value", "batches"}], "lacks"?: [{"module", "extra"?}]}],
+                "dataset_batches": [{"field", "value", "batches"}], "lacks"?: [{"module", "extra"?}],
+                "cannot_train"?: "why"}],
    "environments": [{"module", "file", "vf_env_id", "doc"?, "env_args": [{"name", "default"?}]}],
    "stamps": [[path, mtime_ms, size]]}
 
@@ -22,6 +23,8 @@ A verifiers environment is an importable top-level module (a package's ``__init_
 standard library left out) whose source defines a top-level
 ``load_environment``: what ``prime env install`` puts in site-packages and
 ``verifiers.load_environment(env_id)`` imports (``env_id.replace("-", "_").split("/")[-1]``).
+
+With ``--recipe NAME``, only that recipe: ``{"recipe": recipe | null}`` (what a start checks).
 
 `stamps` are the files and directories the answer was read from: while none changed (mtime, size),
 the answer stands.
@@ -451,6 +454,49 @@ def lacking_imports(reader, extras, train_path):
     return out
 
 
+def function_params(fn):
+    """(names a call may pass by keyword, whether it takes **kwargs, its signature as text)."""
+    args = fn.args
+    names = [a.arg for a in args.args + args.kwonlyargs]
+    bare = ast.arguments(**{k: getattr(args, k) for k in args._fields})
+    for arg in bare.posonlyargs + bare.args + bare.kwonlyargs + [a for a in (bare.vararg, bare.kwarg) if a]:
+        arg.annotation = None
+    return set(names), args.kwarg is not None, f"{fn.name}({ast.unparse(bare)})"
+
+
+def override_problem(tree, path):
+    """Why a recipe that replaces the cookbook's group rollout function (verifiers_rl:
+    ``rollouts.do_group_rollout = custom_do_group_rollout``) cannot train: the module it rebinds
+    never calls the name (the override does nothing), or calls it with a keyword the replacement
+    does not take (the first batch raises TypeError). None when it fits, or the recipe replaces nothing."""
+    aliases = imports_of(tree, path)
+    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Name) or node.value.id not in functions:
+            continue
+        for target in node.targets:
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.attr == "do_group_rollout"):
+                continue
+            module = aliases.get(target.value.id)
+            module_path = module_file(module) if module else None
+            module_tree = parse(module_path) if module_path else None
+            if module_tree is None:
+                continue
+            calls = [c for c in ast.walk(module_tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "do_group_rollout"]
+            fn = functions[node.value.id]
+            accepted, any_keyword, signature = function_params(fn)
+            if not calls:
+                return (f"the recipe replaces {module}.do_group_rollout with its {fn.name}, but {module} never calls "
+                        f"do_group_rollout: the replacement is never used, so its environments' rollouts do not run")
+            for call in calls:
+                unaccepted = [k.arg for k in call.keywords if k.arg is not None and k.arg not in accepted]
+                if unaccepted and not any_keyword:
+                    where = f"{os.path.relpath(module_path, os.path.dirname(package_dir('tinker_cookbook') or module_path))}:{call.lineno}"
+                    return (f"the recipe's {signature} does not accept {', '.join(repr(k) for k in unaccepted)}, which "
+                            f"{where} passes to do_group_rollout: the first batch raises TypeError")
+    return None
+
+
 def read_recipe(name, path):
     tree = parse(path)
     if tree is None:
@@ -464,6 +510,10 @@ def read_recipe(name, path):
         recipe["config_class"] = "CLIConfig"
         recipe["fields"], recipe["skipped_fields"] = cli_fields(cls, tree, path)
         recipe["dataset_batches"] = dataset_batches(tree, {f["name"] for f in recipe["fields"]})
+    if recipe["rl"]:
+        problem = override_problem(tree, path)
+        if problem is not None:
+            recipe["cannot_train"] = problem
         recipe.setdefault("doc", first_paragraph(ast.get_docstring(cls)))
     return recipe
 
@@ -576,7 +626,23 @@ def environments(stamps):
     return found
 
 
+def check_recipe(name):
+    """`--recipe NAME`: that recipe alone, read now ({"recipe": recipe | null}): what a start checks."""
+    cookbook_dir = package_dir("tinker_cookbook")
+    path = os.path.join(cookbook_dir, "recipes", name, "train.py") if cookbook_dir else None
+    if path is None or not os.path.isfile(path):
+        json.dump({"recipe": None}, sys.stdout)
+        return
+    recipe = read_recipe(name, path)
+    if recipe["rl"]:
+        recipe["lacks"] = lacking_imports(ImportReader(cookbook_dir, []), cookbook_extras(), path)
+    json.dump({"recipe": recipe}, sys.stdout)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--recipe":
+        check_recipe(sys.argv[2])
+        return
     stamps = []
     cookbook_dir = package_dir("tinker_cookbook")
     answer = {"cookbook": None, "recipes": [], "environments": environments(stamps), "stamps": stamps}

@@ -32,6 +32,7 @@ const environment = z.object({
     .object({ modules: z.array(z.string()), extras: z.array(z.string()).optional(), install: z.string() })
     .optional()
     .describe("A cookbook recipe's imports RL_PYTHON cannot resolve (an optional extra not installed): it cannot start until they are installed"),
+  cannot_train: z.string().optional().describe("Why this cookbook recipe cannot train in RL_PYTHON's tinker-cookbook version: a start is refused"),
 });
 
 /** An environment as the listing shows it: a cookbook one without the Atropos-only facts. */

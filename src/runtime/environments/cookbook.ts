@@ -48,6 +48,8 @@ const RECIPE = z.object({
   dataset_batches: z.array(DATASET_BATCHES).default([]),
   /** An RL recipe's imports RL_PYTHON cannot resolve, each with the tinker_cookbook extra that brings it. */
   lacks: z.array(z.object({ module: z.string(), extra: z.string().optional() })).optional(),
+  /** Why an RL recipe cannot train at all in the installed version (verifiers_rl's rollout function at v0.5.x). */
+  cannot_train: z.string().optional(),
   error: z.string().optional(),
 });
 export type CookbookRecipe = z.infer<typeof RECIPE>;
@@ -125,6 +127,7 @@ function offered(recipes: readonly CookbookRecipe[], environments: readonly Veri
     recipe: r.name,
     ...(r.dataset_batches.length > 0 ? { dataset_batches: r.dataset_batches } : {}),
     ...(r.lacks !== undefined && r.lacks.length > 0 ? { lacks: lacksOf(r.lacks) } : {}),
+    ...(r.cannot_train !== undefined ? { cannot_train: r.cannot_train } : {}),
   }));
   const fromVerifiers = verifiersRecipe === undefined ? [] : environments.map((e): DiscoveredEnvironment => ({
     name: e.vf_env_id,
@@ -136,6 +139,7 @@ function offered(recipes: readonly CookbookRecipe[], environments: readonly Veri
     framework: 'cookbook',
     recipe: verifiersRecipe.name,
     vf_env_id: e.vf_env_id,
+    ...(verifiersRecipe.cannot_train !== undefined ? { cannot_train: verifiersRecipe.cannot_train } : {}),
   }));
   return [...fromRecipes, ...fromVerifiers];
 }
@@ -222,6 +226,24 @@ export class CookbookCatalog {
     this.logger.warn({ python: this.settings.python, exit_code: child.exitCode, stderr: child.stderr.slice(-2000) }, 'cookbook discovery failed');
     return undefined;
   }
+}
+
+const CHECKED = z.object({ recipe: RECIPE.nullable() });
+
+/** One recipe as RL_PYTHON has it now (a start's check: no cache); undefined when the helper could not run. */
+export async function checkRecipe(settings: Settings, name: string, signal?: AbortSignal): Promise<CookbookRecipe | null | undefined> {
+  const { execa } = await loadExeca();
+  const child = await execa(settings.python, ['-B', COOKBOOK_DISCOVER_SCRIPT, '--recipe', name], {
+    env: childEnv(settings.processEnv),
+    extendEnv: false,
+    cwd: settings.home,
+    stdin: 'ignore',
+    timeout: HELPER_TIMEOUT_MS,
+    reject: false,
+    ...(signal ? { cancelSignal: signal } : {}),
+  });
+  const parsed = child.exitCode === 0 ? CHECKED.safeParse(safeJson(child.stdout)) : undefined;
+  return parsed?.success ? parsed.data.recipe : undefined;
 }
 
 function safeJson(text: string): unknown {

@@ -31,6 +31,8 @@ export interface DiscoveredEnvironment {
   dataset_batches?: DatasetBatches[];
   /** A cookbook recipe's imports RL_PYTHON cannot resolve (an optional extra not installed), and how to install them. */
   lacks?: RecipeLacks;
+  /** Why its recipe cannot train in the installed cookbook version (read from its source: verifiers_rl at v0.5.x). */
+  cannot_train?: string;
 }
 
 export interface RecipeLacks {

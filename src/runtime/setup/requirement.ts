@@ -32,6 +32,8 @@ export interface StartContext {
   interpreter(): Promise<InterpreterProbe>;
   /** The base model the run trains (the locked one when not given). */
   model?: string;
+  /** A cookbook run's recipe (verifiers_rl for a verifiers environment), when the selection is one. */
+  recipe?: string;
   /** The base models Tinker serves now (cached an hour), or why they could not be had. */
   liveModels(): Promise<LiveModels>;
   /** Slurm's commands and controller as this server finds them: one look, shared by the Slurm checks. */

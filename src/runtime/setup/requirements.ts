@@ -18,6 +18,7 @@ import type { PlacementName } from '../runs/registry/record.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
 import { type TinkerFacts } from '../environments/tinkerReadiness.js';
 import { BASE_MODEL } from './modelRequirements.js';
+import { COOKBOOK_RECIPE } from './cookbookRequirements.js';
 import { liveModels } from '../tinker/models.js';
 import { SecretRedactor } from '../../core/redact.js';
 import { secretValues } from '../../core/settings.js';
@@ -37,6 +38,7 @@ export const REQUIREMENTS: readonly Requirement[] = [
   ATROPOSLIB,
   TINKER,
   BASE_MODEL,
+  COOKBOOK_RECIPE,
   TINKER_READY,
   ENVIRONMENT_IMPORT,
   ENVIRONMENTS,
@@ -64,6 +66,8 @@ export interface SelectedForChecks {
   tinker?: TinkerFacts;
   /** The base model a run of it trains, when it is not the locked one. */
   model?: string;
+  /** A cookbook selection's recipe. */
+  recipe?: string;
 }
 
 /** What a start's checks read; `reuseProbe`: a start takes RL_PYTHON's last good probe of this environment (installation.ts). */
@@ -78,6 +82,7 @@ export function startContext(settings: Settings, selected: SelectedForChecks | u
     placement,
     interpreter: once(() => probe(settings, signal, selected?.file)),
     ...(selected?.model !== undefined ? { model: selected.model } : {}),
+    ...(selected?.recipe !== undefined ? { recipe: selected.recipe } : {}),
     liveModels: once(() => liveModels({ settings, redactor: new SecretRedactor(secretValues(settings)) }, signal)),
     slurm: once(() => probeSlurm(settings)),
   };

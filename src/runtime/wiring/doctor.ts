@@ -44,7 +44,7 @@ export function doctorSources(runtime: Runtime): DoctorSources {
     activeRuns: () => runtime.runs.activeRuns().map((r) => r.run_id),
     selected: () => {
       const current = runtime.selection.current();
-      return current && { file: current.environment.file_path, values: current.values, tinker: current.tinker };
+      return current && { file: current.environment.file_path, values: current.values, tinker: current.tinker, ...(current.environment.recipe !== undefined ? { recipe: current.environment.recipe } : {}) };
     },
     scanEnvironments: () => runtime.environments.scan(),
     checkWandbAccess: (signal) => runtime.wandb.checkAccess(signal),

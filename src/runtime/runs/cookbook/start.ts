@@ -17,6 +17,7 @@ import { estimateRun, type RunEstimate, type RunShape } from '../../cost/estimat
 import { lengthsFor } from '../../cost/lengthStore.js';
 import { RL_HOME, TINKER_API_KEY } from '../../setup/hostRequirements.js';
 import { BASE_MODEL } from '../../setup/modelRequirements.js';
+import { COOKBOOK_RECIPE } from '../../setup/cookbookRequirements.js';
 import type { Requirement } from '../../setup/requirement.js';
 import { startContext } from '../../setup/requirements.js';
 import type { DatasetBatches } from '../../environments/report.js';
@@ -120,21 +121,22 @@ function refuseStallingConfig(values: Record<string, JsonValue>): void {
   }
 }
 
-/** The requirements a cookbook start checks, in order: the Tinker key, the base model on Tinker's live list, a writable RL_HOME. */
-const START_REQUIREMENTS: readonly Requirement[] = [TINKER_API_KEY, BASE_MODEL, RL_HOME];
+/** The requirements a cookbook start checks, in order: the Tinker key, the base model on Tinker's live list, a recipe that can train, a writable RL_HOME. */
+const START_REQUIREMENTS: readonly Requirement[] = [TINKER_API_KEY, BASE_MODEL, COOKBOOK_RECIPE, RL_HOME];
 
 export async function preflightCookbook(request: StartRequest & { othersActive: boolean }): Promise<Preflight> {
   const { settings, selection, signal } = request;
   const values = runValues(settings, selection);
   refuseStallingConfig(values);
   const model = modelOf(values);
-  const ctx = { ...startContext(settings, { file: selection.environment.file_path, values, ...(model !== undefined ? { model } : {}) }, signal), useWandb: false };
+  const { recipe } = selection.environment;
+  const ctx = { ...startContext(settings, { file: selection.environment.file_path, values, ...(model !== undefined ? { model } : {}), ...(recipe !== undefined ? { recipe } : {}) }, signal), useWandb: false };
   for (const requirement of START_REQUIREMENTS) {
     if (!requirement.atStart) continue;
     const outcome = await requirement.evaluate(ctx);
     if (!outcome.ok) throw new UserError(outcome.message, outcome.hints);
   }
-  const { recipe, file_path } = selection.environment;
+  const { file_path } = selection.environment;
   if (recipe === undefined || !existsSync(file_path)) {
     throw new UserError(`The cookbook environment '${selection.environment.name}' is not installed any more (${file_path} is gone). rl_list_environments lists what RL_PYTHON has now; select again.`, { file_path });
   }

@@ -1,5 +1,8 @@
 """Group rollouts (tinker_cookbook/rl/rollouts.py). ``do_group_rollout`` is looked up in this module
-at call time, so a recipe may replace it (the verifiers_rl recipe does)."""
+at call time, so a recipe may replace it (the verifiers_rl recipe does). The training loop reaches it
+through ``do_group_rollout_and_filter_constant_reward``, which passes ``strategy=`` and
+``termination=`` by keyword (rollouts.py:549-553 at v0.5.5): a replacement that does not take
+``termination`` (verifiers_rl's, v0.5.0 to v0.5.5) raises TypeError at the first batch."""
 from __future__ import annotations
 
 import asyncio
@@ -33,7 +36,19 @@ async def do_single_rollout(policy: TinkerTokenCompleter, env: Any) -> Trajector
     return Trajectory([Transition(ob, tokens, logprobs, result.reward, result.episode_done, result.metrics)])
 
 
-async def do_group_rollout(builder: EnvGroupBuilder, policy: TinkerTokenCompleter, strategy: Any = None) -> TrajectoryGroup:
+async def do_group_rollout(builder: EnvGroupBuilder, policy: TinkerTokenCompleter, strategy: Any = None,
+                           termination: Any = None) -> TrajectoryGroup:
     envs = await builder.make_envs()
     trajectories = await asyncio.gather(*(do_single_rollout(policy, env) for env in envs))
     return TrajectoryGroup(list(trajectories), [0.0] * len(trajectories), [{} for _ in trajectories])
+
+
+async def do_group_rollout_and_filter_constant_reward(builder: EnvGroupBuilder, policy: TinkerTokenCompleter,
+                                                      strategy: Any = None, termination: Any = None) -> TrajectoryGroup:
+    trajectory_group = await do_group_rollout(
+        builder,
+        policy,
+        strategy=strategy,
+        termination=termination,
+    )
+    return trajectory_group

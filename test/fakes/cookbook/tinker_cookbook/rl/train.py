@@ -179,7 +179,8 @@ async def do_sync_training(start_batch: int, end_batch: int, config: Config, tra
         policy = TinkerTokenCompleter(sampling_client, max_tokens=config.max_tokens, temperature=config.temperature)
         sampling_started = time.time()
         await _fake_control.before_step(i_batch)
-        groups = list(await asyncio.gather(*(rollouts.do_group_rollout(b, policy) for b in builders)))
+        groups = list(await asyncio.gather(*(rollouts.do_group_rollout_and_filter_constant_reward(
+            b, policy, termination=config.termination) for b in builders)))
         timing["time/sampling"] = time.time() - sampling_started
 
         metrics.update(trajectory_group_metrics(groups))

@@ -83,37 +83,47 @@ async function follow(call: Call, runId: string): Promise<any> {
 }
 
 /**
- * The same tools on a tinker-cookbook recipe: the verifiers gsm8k environment (its name clashes
- * with the Atropos one, so it is picked as cookbook:gsm8k), trained by the fake verifiers_rl
- * recipe through the fake Tinker SDK, read from its metrics.jsonl, evaluated with verifiers' eval,
- * and compared with the Atropos run.
+ * The same tools on tinker-cookbook (the fakes stand for v0.5.5). Its verifiers gsm8k environment
+ * (picked as cookbook:gsm8k: the name clashes with the Atropos one) cannot train there: verifiers_rl's
+ * rollout function does not take what the cookbook's rollouts pass, so the doctor and the start say
+ * so before anything is paid for. The math_rl recipe trains through the fake Tinker SDK with its own
+ * defaults (the operator's config locks only the steps), read from its metrics.jsonl, and is compared
+ * with the Atropos run.
  */
 async function cookbookRun(call: Call, atroposRunId: string): Promise<string> {
   const listing = await call('rl_list_environments', { framework: 'cookbook' });
+  const described = listing.json.environments.map((e: { name: string; recipe: string; cannot_train?: string; lacks?: { modules: string[] } }) =>
+    `${e.name} (recipe ${e.recipe}${e.cannot_train ? ': cannot train here' : e.lacks ? `: lacks ${e.lacks.modules.join(', ')}` : ''})`,
+  );
   say(`
-> rl_list_environments {framework: cookbook}: ${listing.json.environments.map((e: { name: string; recipe: string }) => `${e.name} (recipe ${e.recipe})`).join(', ')}`);
-  const selected = await call('rl_select_environment', { name: 'cookbook:gsm8k' });
-  say(`> rl_select_environment cookbook:gsm8k: ${selected.json.message}`);
-  for (const [field, value] of [['vf_env_args', { num_train_examples: 6 }], ['group_size', 2], ['groups_per_batch', 2], ['save_every', 1]] as const) {
+> rl_list_environments {framework: cookbook}: ${described.join(', ')}`);
+  const verifiers = await call('rl_select_environment', { name: 'cookbook:gsm8k' });
+  say(`> rl_select_environment cookbook:gsm8k: ${verifiers.json.message}`);
+  const doctor = await call('rl_doctor');
+  const check = doctor.json.checks.find((c: { check: string }) => c.check === 'cookbook recipe');
+  say(`> rl_doctor, check "cookbook recipe": ${check?.ok ? 'ok' : 'FAIL'}: ${check?.detail}`);
+  if (check?.fix) say(`  fix: ${check.fix}`);
+  const refused = await call('rl_start_training');
+  if (!refused.isError || !/verifiers_rl recipe cannot train/.test(refused.json.error)) throw new Error(`rl_start_training did not refuse verifiers_rl at tinker-cookbook 0.5.5 for its cause: ${JSON.stringify(refused.json)}`);
+  say(`> rl_start_training refused (the same check, before anything is paid for)`);
+
+  const selected = await call('rl_select_environment', { name: 'math_rl' });
+  say(`> rl_select_environment math_rl: ${selected.json.message}`);
+  for (const [field, value] of [['group_size', 2], ['groups_per_batch', 2], ['save_every', 1]] as const) {
     const edit = await call('rl_edit_config', { field, value });
     if (edit.isError) throw new Error(`rl_edit_config ${field} refused: ${edit.json.error}`);
   }
-  say('> rl_edit_config vf_env_args {"num_train_examples": 6}, group_size 2, groups_per_batch 2, save_every 1');
+  say('> rl_edit_config group_size 2, groups_per_batch 2, save_every 1 (model, learning rate: the recipe\'s own defaults)');
   const started = await call('rl_start_training');
   if (started.isError) throw new Error(`rl_start_training refused: ${started.json.error}`);
   const runId = started.json.run_id as string;
-  say(`> rl_start_training: run ${runId} (${started.json.framework}) ${started.json.status}: one process, python -m tinker_cookbook.recipes.verifiers_rl.train ...`);
+  say(`> rl_start_training: run ${runId} (${started.json.framework}) ${started.json.status}: one process, python -m tinker_cookbook.recipes.math_rl.train ... (model ${started.json.config.model_name}, ${started.json.cost_estimate.shape.total_steps} steps: ${started.json.cost_estimate.assumptions[0]})`);
   const status = await follow(call, runId);
   const results = await call('rl_get_results', { run_id: runId });
   say(`> rl_get_results: ${results.json.outcome.reason}`);
   say(`  reward per step (${results.json.metrics_source}): ${results.json.sparklines?.reward_mean ?? 'n/a'}`);
-  if (results.json.cost?.spent_usd !== undefined) say(`  cost: $${results.json.cost.spent_usd.toFixed(4)} spent (${results.json.cost.basis.split(';')[0]})`);
-  if (status.status === 'completed') {
-    let answer = await call('rl_evaluate', { run_id: runId, num_items: 5, group_size: 2, wait_seconds: 120 });
-    while (!answer.isError && answer.json.status === 'running') answer = await call('rl_evaluate', { eval_id: answer.json.eval_id, wait_seconds: 120 });
-    if (answer.isError) throw new Error(`rl_evaluate refused: ${answer.json.error}`);
-    say(`> rl_evaluate (${answer.json.method}): ${answer.json.models.map((m: { label: string; score: number }) => `${m.label} ${m.score}`).join(' vs ')}; verdict: ${answer.json.verdict?.verdict}`);
-  }
+  const checked = await call('rl_check_status', { run_id: runId });
+  if (checked.json.metrics?.not_logged?.loss) say(`  loss: ${checked.json.metrics.not_logged.loss}`);
   const compared = await call('rl_compare_runs', { run_ids: [atroposRunId, runId] });
   say(`> rl_compare_runs (an Atropos and a cookbook run): ${compared.json.runs.map((r: { run_id: string; status: string; steps: number }) => `${r.run_id} ${r.status}, ${r.steps} steps`).join('; ')}; ${compared.json.differing_fields} config fields differ`);
   return status.status;
@@ -191,7 +201,8 @@ async function main(): Promise<void> {
     mkdirSync(join(work, 'tinker-service'));
     const service = makeFakeTinker(join(work, 'tinker-service'));
     service.addKey(TINKER_KEY);
-    service.setModels(['Qwen/Qwen3-8B']);
+    // The Atropos run's locked model, and math_rl's own default.
+    service.setModels(['Qwen/Qwen3-8B', 'Qwen/Qwen3.5-9B']);
     const install = await makeFakeInstall({ dir: work, cookbook: true, tinkerState: service.dir });
     install.trainerControl({ step_seconds: 0.4 });
     install.cookbookControl({ step_seconds: 1 });

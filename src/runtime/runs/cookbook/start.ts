@@ -121,8 +121,8 @@ function refuseStallingConfig(values: Record<string, JsonValue>): void {
   }
 }
 
-/** The requirements a cookbook start checks, in order: the Tinker key, the base model on Tinker's live list, a recipe that can train, a writable RL_HOME. */
-const START_REQUIREMENTS: readonly Requirement[] = [TINKER_API_KEY, BASE_MODEL, COOKBOOK_RECIPE, RL_HOME];
+/** The requirements a cookbook start checks, in order: the Tinker key, a recipe that can train, the base model on Tinker's live list, a writable RL_HOME. */
+const START_REQUIREMENTS: readonly Requirement[] = [TINKER_API_KEY, COOKBOOK_RECIPE, BASE_MODEL, RL_HOME];
 
 export async function preflightCookbook(request: StartRequest & { othersActive: boolean }): Promise<Preflight> {
   const { settings, selection, signal } = request;

@@ -3,7 +3,7 @@
 Output (stdout), one JSON object:
   {"cookbook": {"dir", "version"?} | null, "cookbook_missing"?: "why",
    "recipes": [{"name", "file", "rl": bool, "doc"?, "config_class"?, "fields": [field], "skipped_fields": [name],
-                "dataset_batches": [{"field", "value", "batches"}], "lacks"?: [{"module", "extra"?}],
+                "dataset_batches": [{"field", "value", "batches"}], "lacks"?: [{"module", "at_load", "extra"?}],
                 "cannot_train"?: "why"}],
    "environments": [{"module", "file", "vf_env_id", "doc"?, "env_args": [{"name", "default"?}]}],
    "stamps": [[path, mtime_ms, size]]}
@@ -320,38 +320,40 @@ IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseExcepti
 
 
 def imported_modules(tree, path, module_level_only):
-    """The dotted modules a file imports where a failure would raise (not under try/except ImportError
-    nor `if TYPE_CHECKING`), with `from pkg import name` also as `pkg.name` (it may be a submodule).
-    Functions are read too unless `module_level_only`: a recipe imports some extras where it uses them."""
+    """[(dotted, at_load)]: the modules a file imports where a failure would raise (not under
+    try/except ImportError nor `if TYPE_CHECKING`), with `from pkg import name` also as `pkg.name`
+    (it may be a submodule); `at_load` when importing the file imports it, not a function when it
+    runs. Functions are read too unless `module_level_only`: a recipe imports some extras where it
+    uses them (harbor_rl's modal)."""
     found = []
 
-    def visit(nodes, guarded):
+    def visit(nodes, guarded, at_load):
         for node in nodes:
             if isinstance(node, ast.Import):
                 if not guarded:
-                    found.extend(a.name for a in node.names)
+                    found.extend((a.name, at_load) for a in node.names)
             elif isinstance(node, ast.ImportFrom):
                 module = node.module or ""
                 if node.level:
                     module = resolve_relative(path, node.level, module)
                 if module and not guarded:
-                    found.append(module)
-                    found.extend(f"{module}.{a.name}" for a in node.names if a.name != "*")
+                    found.append((module, at_load))
+                    found.extend((f"{module}.{a.name}", at_load) for a in node.names if a.name != "*")
             elif isinstance(node, ast.Try):
                 catches = any(h.type is None or any(e in ast.unparse(h.type) for e in IMPORT_ERRORS) for h in node.handlers)
-                visit(node.body, guarded or catches)
+                visit(node.body, guarded or catches, at_load)
                 for part in [h.body for h in node.handlers] + [node.orelse, node.finalbody]:
-                    visit(part, guarded)
+                    visit(part, guarded, at_load)
             elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(node.orelse, guarded)
+                visit(node.orelse, guarded, at_load)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if not module_level_only:
-                    visit(node.body, guarded)
+                    visit(node.body, guarded, False)
             else:
                 for field in ("body", "orelse", "finalbody", "handlers"):
-                    visit([n for n in getattr(node, field, []) if isinstance(n, ast.stmt)], guarded)
+                    visit([n for n in getattr(node, field, []) if isinstance(n, ast.stmt)], guarded, at_load)
 
-    visit(tree.body, False)
+    visit(tree.body, False, True)
     return found
 
 
@@ -398,19 +400,22 @@ class ImportReader:
         return self.memo[path]
 
     def missing(self, train_path):
-        seen, external, queue = set(), set(), [train_path]
+        """[(module, at_load)]: what the recipe imports that RL_PYTHON cannot resolve; `at_load` when
+        starting it imports the module (a start fails), else only code that runs later does."""
+        seen, external, queue = {}, {}, [(train_path, True)]
         while queue:
-            path = queue.pop()
-            if path in seen:
+            path, loaded = queue.pop()
+            if seen.get(path) is True or (path in seen and not loaded):
                 continue
-            seen.add(path)
-            for dotted in self.file_imports(path):
+            seen[path] = loaded
+            for dotted, at_load in self.file_imports(path):
+                now = loaded and at_load
                 if dotted.split(".")[0] == "tinker_cookbook":
                     inner = module_file(dotted)
                     if inner is not None:
-                        queue.append(inner)
+                        queue.append((inner, now))
                 else:
-                    external.add(dotted)
+                    external[dotted] = external.get(dotted, False) or now
         # `from pkg import name` lists pkg.name too: a name in a package that resolves is an attribute.
         lacking = {d for d in external if not resolvable(d) and not ("." in d and d.rsplit(".", 1)[0] in external and resolvable(d.rsplit(".", 1)[0]))}
         lacking = {d for d in lacking if not any(d.startswith(other + ".") for other in lacking)}
@@ -418,7 +423,7 @@ class ImportReader:
         tops = {}
         for d in lacking:
             tops.setdefault(d.split(".")[0], []).append(d)
-        return sorted(names[0] if len(names) == 1 else top for top, names in tops.items())
+        return sorted((names[0] if len(names) == 1 else top, any(external[n] for n in names)) for top, names in tops.items())
 
 
 def cookbook_extras():
@@ -445,12 +450,13 @@ def cookbook_extras():
 
 
 def lacking_imports(reader, extras, train_path):
-    """[{"module", "extra"?}]: what the recipe imports that RL_PYTHON cannot, and the cookbook extra that brings it."""
+    """[{"module", "at_load", "extra"?}]: what the recipe imports that RL_PYTHON cannot, whether
+    starting it imports it, and the cookbook extra that brings it."""
     out = []
-    for module in reader.missing(train_path):
+    for module, at_load in reader.missing(train_path):
         candidates = [".".join(module.split(".")[:i]) for i in range(len(module.split(".")), 0, -1)]
         extra = next((extras[c.lower()] for c in candidates if c.lower() in extras), None)
-        out.append({"module": module, **({"extra": extra} if extra else {})})
+        out.append({"module": module, "at_load": at_load, **({"extra": extra} if extra else {})})
     return out
 
 

@@ -81,9 +81,11 @@ test('a math recipe: listed, selected, edited, started, running and healthy with
   // Recipes whose optional extras a plain install lacks say what they import that RL_PYTHON cannot, and the extra that brings it.
   assert.equal(listed.math_rl.lacks, undefined);
   assert.deepEqual([listed.harbor_rl.lacks.modules, listed.harbor_rl.lacks.extras], [['modal'], ['modal']]);
-  assert.match(listed.harbor_rl.lacks.install, /imports modal \(\[modal\] extra\), which RL_PYTHON cannot: a start would fail on ModuleNotFoundError\. Install into RL_PYTHON: pip install 'tinker-cookbook\[modal\]'\.$/);
+  assert.equal(listed.harbor_rl.lacks.at_start, false, 'modal is imported where a sandbox is made, not as the recipe loads');
+  assert.match(listed.harbor_rl.lacks.install, /^Its code imports modal \(\[modal\] extra\) where it uses it, which RL_PYTHON cannot: a run that reaches that code fails there\. Install into RL_PYTHON: pip install 'tinker-cookbook\[modal\]'\.$/);
+  assert.equal(listed.search_tool.lacks.at_start, true);
   assert.deepEqual([listed.search_tool.lacks.modules, listed.search_tool.lacks.extras], [['chromadb', 'google.genai', 'pandas'], ['vector-search']]);
-  assert.match(listed.search_tool.lacks.install, /pip install 'tinker-cookbook\[vector-search\]' and pip install pandas\.$/);
+  assert.match(listed.search_tool.lacks.install, /^It imports chromadb \(\[vector-search\] extra\), google\.genai \(\[vector-search\] extra\), pandas as it starts, which RL_PYTHON cannot: a start would fail on ModuleNotFoundError\. Install into RL_PYTHON: pip install 'tinker-cookbook\[vector-search\]' and pip install pandas\.$/);
   assert.deepEqual([listed.math_rl.framework, listed.math_rl.recipe, listed.math_rl.managed_server], ['cookbook', 'math_rl', undefined]);
   assert.deepEqual([listed.gsm8k.recipe, listed.gsm8k.vf_env_id], ['verifiers_rl', 'gsm8k']);
   const atropos = await h.call('rl_list_environments', { framework: 'atropos' });
@@ -164,6 +166,11 @@ test("without the operator's locks a recipe's own defaults stand; max_steps and 
   const overBudget = await dry({ max_steps: 100000, groups_per_batch: 1000, group_size: 64 });
   assert.equal(overBudget.isError, true);
   assert.match(overBudget.json.error, /RL_MAX_RUN_COST_USD/);
+  // A recipe whose imports a plain install lacks is refused at start, with the extra that brings them.
+  await h.call('rl_select_environment', { name: 'search_tool' });
+  const lacking = await dry();
+  assert.equal(lacking.isError, true);
+  assert.match(lacking.json.error, /^The search_tool recipe cannot start: It imports chromadb .*pip install 'tinker-cookbook\[vector-search\]' and pip install pandas\.$/);
 });
 
 test("a verifiers environment: picked as cookbook:gsm8k and edited; at tinker-cookbook 0.5.5 the listing, the doctor and a start say verifiers_rl cannot train, and why; a math run is adopted by a restarted server", async (t) => {

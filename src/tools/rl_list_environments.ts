@@ -29,7 +29,7 @@ const environment = z.object({
   server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']).optional().describe('Atropos: what config_init returns as server configs (read from source; a ServerBaseline() counts as single)'),
   tinker_problems: z.array(z.enum(TINKER_PROBLEM_CODES)).describe('What stops it training on Tinker, or what the server works around for it: codes explained once in problem_details; empty when none'),
   lacks: z
-    .object({ modules: z.array(z.string()), extras: z.array(z.string()).optional(), install: z.string() })
+    .object({ modules: z.array(z.string()), extras: z.array(z.string()).optional(), at_start: z.boolean().describe('A start fails (refused); else a run fails when the code importing them runs'), install: z.string() })
     .optional()
     .describe("A cookbook recipe's imports RL_PYTHON cannot resolve (an optional extra not installed): it cannot start until they are installed"),
   cannot_train: z.string().optional().describe("Why this cookbook recipe cannot train in RL_PYTHON's tinker-cookbook version: a start is refused"),

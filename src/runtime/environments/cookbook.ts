@@ -47,7 +47,7 @@ const RECIPE = z.object({
   skipped_fields: z.array(z.string()).default([]),
   dataset_batches: z.array(DATASET_BATCHES).default([]),
   /** An RL recipe's imports RL_PYTHON cannot resolve, each with the tinker_cookbook extra that brings it. */
-  lacks: z.array(z.object({ module: z.string(), extra: z.string().optional() })).optional(),
+  lacks: z.array(z.object({ module: z.string(), at_load: z.boolean(), extra: z.string().optional() })).optional(),
   /** Why an RL recipe cannot train at all in the installed version (verifiers_rl's rollout function at v0.5.x). */
   cannot_train: z.string().optional(),
   error: z.string().optional(),
@@ -102,14 +102,22 @@ export const takesVerifiersEnvironment = (recipe: CookbookRecipe): boolean => re
 const NOT_ATROPOS = { managed_server: true, server_configs: 'list' } as const;
 
 /** What a recipe lacks, and the one command that brings it: the cookbook's extras, then the modules no extra provides. */
-export function lacksOf(missing: readonly { module: string; extra?: string }[]): RecipeLacks {
+export function lacksOf(missing: readonly { module: string; at_load: boolean; extra?: string }[]): RecipeLacks {
   const extras = [...new Set(missing.flatMap((m) => (m.extra !== undefined ? [m.extra] : [])))];
-  const loose = missing.filter((m) => m.extra === undefined).map((m) => m.module.split('.')[0]!);
-  const commands = [...(extras.length > 0 ? [`pip install 'tinker-cookbook[${extras.join(',')}]'`] : []), ...(loose.length > 0 ? [`pip install ${[...new Set(loose)].join(' ')}`] : [])];
+  const loose = [...new Set(missing.filter((m) => m.extra === undefined).map((m) => m.module.split('.')[0]!))];
+  const commands = [...(extras.length > 0 ? [`pip install 'tinker-cookbook[${extras.join(',')}]'`] : []), ...(loose.length > 0 ? [`pip install ${loose.join(' ')}`] : [])];
+  const named = (ms: typeof missing) => ms.map((m) => `${m.module}${m.extra !== undefined ? ` ([${m.extra}] extra)` : ''}`).join(', ');
+  const atLoad = missing.filter((m) => m.at_load);
+  const later = missing.filter((m) => !m.at_load);
+  const says = [
+    ...(atLoad.length > 0 ? [`It imports ${named(atLoad)} as it starts, which RL_PYTHON cannot: a start would fail on ModuleNotFoundError.`] : []),
+    ...(later.length > 0 ? [`Its code imports ${named(later)} where it uses ${later.length > 1 ? 'them' : 'it'}, which RL_PYTHON cannot: a run that reaches that code fails there.`] : []),
+  ];
   return {
     modules: missing.map((m) => m.module),
     ...(extras.length > 0 ? { extras } : {}),
-    install: `It imports ${missing.map((m) => `${m.module}${m.extra !== undefined ? ` ([${m.extra}] extra)` : ''}`).join(', ')}, which RL_PYTHON cannot: a start would fail on ModuleNotFoundError. Install into RL_PYTHON: ${commands.join(' and ')}.`,
+    at_start: atLoad.length > 0,
+    install: `${says.join(' ')} Install into RL_PYTHON: ${commands.join(' and ')}.`,
   };
 }
 

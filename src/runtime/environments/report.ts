@@ -39,6 +39,8 @@ export interface RecipeLacks {
   modules: string[];
   /** The tinker_cookbook extras that bring them. */
   extras?: string[];
+  /** A start itself fails (a module imported as the recipe loads); else only code that runs later does. */
+  at_start: boolean;
   /** What a start would do and the command that fixes it. */
   install: string;
 }

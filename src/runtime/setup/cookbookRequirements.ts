@@ -25,10 +25,11 @@ export const COOKBOOK_RECIPE: Requirement = {
         { recipe: name, cause: found.cannot_train },
       );
     }
-    if (found.lacks !== undefined && found.lacks.length > 0) {
-      const lacks = lacksOf(found.lacks);
+    const lacks = found.lacks !== undefined && found.lacks.length > 0 ? lacksOf(found.lacks) : undefined;
+    if (lacks?.at_start) {
       return unmet(`${name} lacks ${lacks.modules.join(', ')}`, `The ${name} recipe cannot start: ${lacks.install}`, { recipe: name, modules: lacks.modules, ...(lacks.extras ? { extras: lacks.extras } : {}) });
     }
-    return met(`${name} can train with RL_PYTHON's tinker-cookbook`);
+    // Modules only some code paths import (an optional grader, a sandbox) stop nothing here: the listing says them.
+    return met(`${name} can start with RL_PYTHON's tinker-cookbook${lacks ? ` (its code imports ${lacks.modules.join(', ')} where used: not installed)` : ''}`);
   },
 };

@@ -154,6 +154,8 @@ test("without the operator's locks a recipe's own defaults stand; max_steps and 
   const refused = await dry();
   assert.equal(refused.isError, true);
   assert.match(refused.json.error, /Tinker no longer serves the base model Qwen\/Qwen2-0\.5B .*rl_edit_config\('model_name'/);
+  const doctor = (await h.call('rl_doctor')).json.checks.find((c: any) => c.check === 'base model on Tinker');
+  assert.deepEqual([doctor?.ok, doctor?.detail], [false, 'Qwen/Qwen2-0.5B is not served by Tinker (retired?)'], 'the doctor checks the recipe\'s model, not tinker-atropos\' locked one');
   await edit(h, { model_name: 'Qwen/Qwen3.5-9B' });
   const short = await dry();
   assert.deepEqual([short.isError, short.json.config.model_name, short.json.config.max_steps], [false, 'Qwen/Qwen3.5-9B', 2], JSON.stringify(short.json));

@@ -6,6 +6,8 @@
  */
 import type { Settings } from '../../core/settings.js';
 import type { DiscoveryReport } from '../environments/report.js';
+import type { RunSelection } from '../runs/framework.js';
+import { frameworkFor } from '../runs/frameworks.js';
 import { assessRequirements, type SelectedForChecks, startContext } from '../setup/requirements.js';
 import type { WandbAccess } from '../wandb/reader.js';
 import type { Runtime } from './runtime.js';
@@ -38,13 +40,25 @@ export interface DoctorSources {
   checkWandbAccess(signal?: AbortSignal): Promise<WandbAccess>;
 }
 
+/** The base model a run of the selection trains, as its framework prices it (a cookbook recipe's own model_name unless the operator locks it); undefined when it cannot say. */
+function trainedModelOf(settings: Settings, selection: RunSelection): string | undefined {
+  try {
+    const { model } = frameworkFor(selection).estimate(settings, selection);
+    return model === 'unknown' ? undefined : model;
+  } catch {
+    return undefined;
+  }
+}
+
 export function doctorSources(runtime: Runtime): DoctorSources {
   return {
     settings: runtime.settings,
     activeRuns: () => runtime.runs.activeRuns().map((r) => r.run_id),
     selected: () => {
       const current = runtime.selection.current();
-      return current && { file: current.environment.file_path, values: current.values, tinker: current.tinker, ...(current.environment.recipe !== undefined ? { recipe: current.environment.recipe } : {}) };
+      if (current === undefined) return undefined;
+      const model = trainedModelOf(runtime.settings, current);
+      return { file: current.environment.file_path, values: current.values, tinker: current.tinker, ...(current.environment.recipe !== undefined ? { recipe: current.environment.recipe } : {}), ...(model !== undefined ? { model } : {}) };
     },
     scanEnvironments: () => runtime.environments.scan(),
     checkWandbAccess: (signal) => runtime.wandb.checkAccess(signal),

@@ -167,7 +167,7 @@ test("without the operator's locks a recipe's own defaults stand; max_steps and 
   assert.equal((await dry({ model_name: 'Qwen/Qwen3-8B', renderer_name: null })).isError, false, 'null: the recipe takes the recommended one');
   const overBudget = await dry({ max_steps: 100000, groups_per_batch: 1000, group_size: 64 });
   assert.equal(overBudget.isError, true);
-  assert.match(overBudget.json.error, /RL_MAX_RUN_COST_USD/);
+  assert.match(overBudget.json.error, /RL_MAX_RUN_COST_USD=\$50\. Train fewer steps or smaller batches \(.*a cookbook run: max_steps, groups_per_batch, group_size/);
   // A recipe whose imports a plain install lacks is refused at start, with the extra that brings them.
   await h.call('rl_select_environment', { name: 'search_tool' });
   const lacking = await dry();

@@ -28,7 +28,7 @@ export function budgetRefusal(estimate: RunEstimate, cost: Pick<CostSettings, 'm
   const which = estimate.total_usd.expected ? 'expected' : 'high (no inference test measured this environment: run rl_test_inference for an expected figure)';
   const figures = { estimate_usd: figure.usd, figure: which, basis: figure.basis };
   if (maxRunUsd !== undefined && figure.usd > maxRunUsd) {
-    return new UserError(`Refused: this run's ${which} cost estimate is ${money(figure.usd)}, over RL_MAX_RUN_COST_USD=${money(maxRunUsd)}. Lower total_steps (locked: ask the operator), batch_size or group_size, or have the operator raise the budget.`, { ...figures, budget_usd: maxRunUsd });
+    return new UserError(`Refused: this run's ${which} cost estimate is ${money(figure.usd)}, over RL_MAX_RUN_COST_USD=${money(maxRunUsd)}. Train fewer steps or smaller batches (an Atropos run: total_steps, batch_size, group_size; a cookbook run: max_steps, groups_per_batch, group_size; a locked one is the operator's), or have the operator raise the budget.`, { ...figures, budget_usd: maxRunUsd });
   }
   if (maxTotalUsd !== undefined) {
     const committed = active.reduce((n, r) => n + r.usd, 0);

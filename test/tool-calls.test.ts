@@ -12,21 +12,12 @@ import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { argumentError, describeSchema } from '../src/tools/argumentErrors.js';
 import { defineTool } from '../src/tools/define.js';
 import { toolJsonSchema } from '../src/tools/jsonSchema.js';
-import { listedTool, toolCatalog } from '../src/tools/catalog.js';
-import { TOOL_MODULES } from '../src/tools/index.js';
-import { createLogger } from '../src/core/logger.js';
-import { SecretRedactor } from '../src/core/redact.js';
+import { listedTool } from '../src/tools/catalog.js';
 import { tailLines } from '../src/core/files/logTail.js';
 import { connectInMemory } from './helpers/client.js';
 import { runRecord, writeRunDir } from './helpers/registry.js';
 import { TINKER_KEY } from './helpers/runs.js';
 import { tempDir } from './helpers/tmp.js';
-
-test('each tool loads on its own, by its name: the catalog imports the module of the tool asked for, and nothing for a name that is no tool', async () => {
-  const catalog = toolCatalog(createLogger({ level: 'silent', redactor: new SecretRedactor(), stderr: false }));
-  for (const name of Object.keys(TOOL_MODULES)) assert.equal((await catalog.definition(name))?.name, name, `TOOL_MODULES.${name} loads the tool of that name`);
-  for (const name of ['rl_nothing', '__proto__', 'constructor', 'toString']) assert.equal(await catalog.definition(name), undefined, name);
-});
 
 test('argument errors name the field and what it accepts (table)', () => {
   const input = z

@@ -20,7 +20,7 @@ import { taskKeyPath } from '../core/files/home.js';
 import { persistentKey } from '../core/files/secretKey.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import { requestDeclares } from '../server/clientCapabilities.js';
-import type { ToolCatalog } from './catalog.js';
+import { toolCatalog } from './catalog.js';
 import { answering, type TaskState, type ToolContext, type ToolDefinition } from './define.js';
 
 export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
@@ -86,10 +86,7 @@ export class Tasks {
   private readonly ids: TaskIds;
   private readonly cancelled = new Set<string>();
 
-  constructor(
-    private readonly runtime: Runtime,
-    private readonly catalog: ToolCatalog,
-  ) {
+  constructor(private readonly runtime: Runtime) {
     this.ids = new TaskIds(runtime.settings.home);
   }
 
@@ -130,7 +127,7 @@ export class Tasks {
 
   private async resolve(taskId: string): Promise<{ tool: ToolDefinition; ref: TaskRef }> {
     const ref = this.ids.read(taskId);
-    const tool = ref && (await this.catalog.definition(ref.tool));
+    const tool = ref && toolCatalog().get(ref.tool)?.tool;
     if (ref === undefined || tool?.task === undefined) throw notFound('Task not found');
     return { tool, ref };
   }

@@ -7,7 +7,7 @@ import { MAX_EVAL_WAIT_SECONDS } from '../runtime/evaluation/registry.js';
 import { EVAL_METHODS } from '../runtime/evaluation/evalCommand.js';
 import { defineTool, type ToolContext } from './define.js';
 import type { EvaluationOutput } from '../runtime/evaluation/evaluation.js';
-import type { WaitOptions } from '../runtime/inference/jobWait.js';
+import type { WaitOptions } from '../runtime/jobs/wait.js';
 import { registryJobTask } from './jobTasks.js';
 import { runIdInput } from './runSchemas.js';
 
@@ -98,6 +98,6 @@ export const rlEvaluate = defineTool({
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   // As a task the evaluation runs to its end; the task is the evaluation (eval_id) in its registry.
-  task: registryJobTask<'eval_id', z.output<typeof input>, EvaluationOutput>('eval_id', (runtime) => runtime.evaluations, begin),
+  task: registryJobTask<'eval_id', z.output<typeof input>, EvaluationOutput>('evaluation', 'eval_id', (runtime) => runtime.evaluations, begin),
   handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

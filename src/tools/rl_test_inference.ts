@@ -7,7 +7,7 @@ import { DEFAULT_TEST_MODELS } from '../runtime/inference/models.js';
 import { defineTool, type ToolContext } from './define.js';
 import { registryJobTask } from './jobTasks.js';
 import type { TestAnswer } from '../runtime/inference/answer.js';
-import type { WaitOptions } from '../runtime/inference/jobWait.js';
+import type { WaitOptions } from '../runtime/jobs/wait.js';
 import { serverEntriesNeeded } from '../runtime/environments/tinkerReadiness.js';
 import { environmentName } from './rl_select_environment.js';
 
@@ -157,6 +157,6 @@ export const rlTestInference = defineTool({
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   // As a task the test runs to its end; the task is the test (test_id) in its registry.
-  task: registryJobTask<'test_id', z.output<typeof input>, TestAnswer>('test_id', (runtime) => runtime.inferenceTests, begin),
+  task: registryJobTask<'test_id', z.output<typeof input>, TestAnswer>('inference_test', 'test_id', (runtime) => runtime.inferenceTests, begin),
   handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

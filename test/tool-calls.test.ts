@@ -124,6 +124,35 @@ describe('through the SDK client', async () => {
     }
   });
 
+  test('an argument the call does not read is refused, naming the one it reads; a refusal names every problem', async () => {
+    // export reads `step`: `steps` (set_ttl / delete) would have been ignored, exporting the latest checkpoint.
+    const exported = await h.call('rl_checkpoints', { run_id: 'deadbeef', action: 'export', steps: [0] });
+    assert.equal(exported.isError, true);
+    assert.equal(exported.json.field, 'steps', JSON.stringify(exported.json));
+    assert.match(exported.json.error, /Argument 'steps' does not apply to action 'export', which reads step, publish/);
+    // Named by id, a job is only looked at: the arguments that would start one are refused, not ignored.
+    const named = await h.call('rl_evaluate', { eval_id: 'deadbeef', run_id: 'deadbeef', checkpoints: 'all' });
+    assert.deepEqual(named.json.problems.map((p: { field: string }) => p.field), ['run_id', 'checkpoints'], JSON.stringify(named.json));
+    assert.match(named.json.error, /'run_id' does not apply with eval_id/);
+    const test = await h.call('rl_test_inference', { test_id: 'deadbeef', models: ['a/b'] });
+    assert.equal(test.json.field, 'models', JSON.stringify(test.json));
+    // A misspelled argument is also a missing one: both are said, the unknown one first.
+    const resumed = await h.call('rl_resume_training', { bogus_extra_field: 1 });
+    assert.equal(resumed.isError, true);
+    assert.deepEqual(resumed.json.problems.map((p: { field: string }) => p.field), ['bogus_extra_field', 'run_id'], JSON.stringify(resumed.json));
+    assert.match(resumed.json.error, /Unknown argument 'bogus_extra_field'.*'run_id': it is required/s);
+    assert.equal(resumed.json.field, 'bogus_extra_field');
+    // Both kinds of problem in one call.
+    const both = await h.call('rl_checkpoints', { action: 'list', dry_run: true });
+    assert.deepEqual(both.json.problems.map((p: { field: string }) => p.field), ['run_id', 'dry_run'], JSON.stringify(both.json));
+    // What each action reads still goes through to the tool (here: no such run).
+    for (const args of [{ action: 'export', step: 0, publish: false }, { action: 'delete', steps: [1], dry_run: true }, { action: 'list', limit: 5 }]) {
+      const answer = await h.call('rl_checkpoints', { run_id: 'deadbeef', ...args });
+      assert.doesNotMatch(answer.json.error ?? '', /does not apply|Unknown argument/, JSON.stringify(args));
+    }
+    assert.doesNotMatch((await h.call('rl_evaluate', { eval_id: 'deadbeef', wait_seconds: 0 })).json.error, /does not apply/);
+  });
+
   test('a 1 MB argument gets a short answer: at most about 200 characters of any input are echoed', async () => {
     const big = 'K'.repeat(1 << 20);
     const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [

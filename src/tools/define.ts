@@ -14,6 +14,7 @@ import type { CancelOutcome, JobKind } from '../runtime/jobs/registry.js';
 import type { WaitCondition } from '../runtime/runs/waiting.js';
 import { type Confirmation, ConfirmationNeeded, type ConfirmField, confirmer } from './confirm.js';
 import type { ToolUi } from '../server/apps.js';
+import type { ArgumentModes } from './argumentErrors.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -70,6 +71,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   annotations: ToolAnnotations;
   /** The MCP Apps view that shows this tool's answers; app-only tools are called by the view alone. */
   ui?: ToolUi;
+  /** The arguments each mode of the tool reads (argumentErrors.ts); one given to a mode that does not read it is refused. */
+  modes?: ArgumentModes;
   /** Runs as a task for clients that declare the tasks extension. */
   task?: TaskSupport<z.output<I>>;
   handler(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;

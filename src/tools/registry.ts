@@ -3,12 +3,13 @@
  * generations: the list is the catalog's (catalog.ts, built once from zod), shown per client (app-only
  * tools to MCP Apps clients alone), which McpServer.registerTool does not offer. Arguments are
  * checked here, not by the SDK, so a bad one is answered like every
- * other error: `isError` with JSON `{error, field, expected}` (argumentErrors.ts). A call a client
+ * other error: `isError` with JSON `{error, field, expected}` naming every problem, an argument
+ * the call's mode does not read among them (argumentErrors.ts). A call a client
  * made with the tasks extension declared on it goes to tasks.ts when the tool can run as a task.
  */
 import { type CallToolResult, type InputRequiredResult, type McpServer, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import type { Runtime } from '../runtime/wiring/runtime.js';
-import { argumentError, echoed, type Schema } from './argumentErrors.js';
+import { argumentProblems, echoed, inapplicableArguments, refusal, type Schema } from './argumentErrors.js';
 import { errorResult, runTool } from './define.js';
 import { toolCatalog } from './catalog.js';
 import { toolsShownTo } from '../server/apps.js';
@@ -56,8 +57,12 @@ export function registerTools(server: McpServer, runtime: Runtime, tasks: Tasks)
     }
     const { tool, listed } = entry;
     const parsed = tool.input.safeParse(args);
-    if (!parsed.success) {
-      const { error, ...hints } = argumentError(listed.inputSchema as Schema, parsed.error.issues);
+    const problems = [
+      ...(parsed.success ? [] : argumentProblems(listed.inputSchema as Schema, parsed.error.issues)),
+      ...(tool.modes ? inapplicableArguments(tool.modes, args) : []),
+    ];
+    if (!parsed.success || problems.length > 0) {
+      const { error, ...hints } = refusal(problems);
       return errorResult(runtime, error, hints);
     }
     // The extension's CreateTaskResult is not among the SDK's tools/call result types.

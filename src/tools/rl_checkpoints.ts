@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { checkpointsAction } from '../runtime/wiring/checkpoints.js';
 import { defineTool } from './define.js';
+import { modesByAction } from './argumentErrors.js';
 import { runIdInput } from './runSchemas.js';
 
 const steps = z.array(z.number().int().min(0)).max(500);
@@ -72,6 +73,7 @@ export const rlCheckpoints = defineTool({
     url_expires_at: z.string().nullable().optional(),
     published: z.boolean().optional(),
   }),
+  modes: modesByAction({ list: ['limit'], set_ttl: ['keep', 'steps', 'ttl_seconds', 'dry_run'], delete: ['keep', 'steps', 'dry_run'], export: ['step', 'publish'] }),
   // Destructive: delete and set_ttl remove checkpoints on Tinker. Open world: it drives the Tinker service.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   handler: (args, ctx) =>

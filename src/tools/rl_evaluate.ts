@@ -9,6 +9,7 @@ import { defineTool, type ToolContext } from './define.js';
 import type { EvaluationOutput } from '../runtime/evaluation/evaluation.js';
 import type { WaitOptions } from '../runtime/jobs/wait.js';
 import { registryJobTask } from './jobTasks.js';
+import { modesById } from './argumentErrors.js';
 import { runIdInput } from './runSchemas.js';
 
 const interval = z.tuple([z.number(), z.number()]).nullable();
@@ -33,7 +34,7 @@ const input = z
     group_size: z.number().int().min(1).max(16).default(4).describe('process and vf_eval methods: completions (rollouts) per item; an item scores their mean'),
     timeout_seconds: z.number().int().min(10).max(3600).default(900).describe('Per model'),
     wait_seconds: z.number().int().min(0).max(MAX_EVAL_WAIT_SECONDS).default(50).describe("How long this call waits before answering status \"running\" with an eval_id; keep it below the client's request timeout"),
-    eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('Wait again on (or fetch) an evaluation started earlier; other arguments are then ignored'),
+    eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('Wait again on (or fetch) an evaluation started earlier; it takes only wait_seconds beside it'),
   })
   .strict();
 
@@ -98,6 +99,7 @@ export const rlEvaluate = defineTool({
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   // As a task the evaluation runs to its end; the task is the evaluation (eval_id) in its registry.
+  modes: modesById(input, 'eval_id', ['wait_seconds']),
   task: registryJobTask<'eval_id', z.output<typeof input>, EvaluationOutput>('evaluation', 'eval_id', (runtime) => runtime.evaluations, begin),
   handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

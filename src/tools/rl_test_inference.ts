@@ -6,6 +6,7 @@ import { TEST_ID_PATTERN } from '../core/files/home.js';
 import { DEFAULT_TEST_MODELS } from '../runtime/inference/models.js';
 import { defineTool, type ToolContext } from './define.js';
 import { registryJobTask } from './jobTasks.js';
+import { modesById } from './argumentErrors.js';
 import type { TestAnswer } from '../runtime/inference/answer.js';
 import type { WaitOptions } from '../runtime/jobs/wait.js';
 import { serverEntriesNeeded } from '../runtime/environments/tinkerReadiness.js';
@@ -45,7 +46,7 @@ const input = z
       .max(MAX_WAIT_SECONDS)
       .default(50)
       .describe('How long this call waits before answering status "running"; keep it below the client\'s request timeout (often 60 s)'),
-    test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id returned by an earlier call').optional().describe('Wait again on (or fetch) a test started earlier; other arguments are then ignored'),
+    test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id returned by an earlier call').optional().describe('Wait again on (or fetch) a test started earlier; it takes only wait_seconds beside it'),
     use_wandb: z.boolean().default(false).describe('Log the test to W&B (needs WANDB_API_KEY)'),
   })
   .strict();
@@ -157,6 +158,7 @@ export const rlTestInference = defineTool({
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   // As a task the test runs to its end; the task is the test (test_id) in its registry.
+  modes: modesById(input, 'test_id', ['wait_seconds']),
   task: registryJobTask<'test_id', z.output<typeof input>, TestAnswer>('inference_test', 'test_id', (runtime) => runtime.inferenceTests, begin),
   handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

@@ -40,12 +40,7 @@ export const rlWaitForRun = defineTool({
   name: 'rl_wait_for_run',
   title: 'Wait for a training run',
   description:
-    'Waits until a run reaches a point, then answers: until "running" (the run reached running), "step" (the trainer completed one ' +
-    'more step than when the call began) or "ended" (completed, failed or stopped). Returns as soon as that holds, when the run ends ' +
-    `whatever until says, or after timeout_seconds (1-${MAX_WAIT_SECONDS}, default ${DEFAULT_WAIT_SECONDS}) with reached: false; call it again to keep waiting. ` +
-    'Answers status, phase, health and progress from the run record; not rate limited and does not use up rl_check_status\'s window. ' +
-    'Sends progress notifications while it waits when the client asks for them. A client with the MCP tasks extension gets a task ' +
-    'instead, which waits until the condition holds or the run ends (timeout_seconds, there for the client\'s own call timeout, does not apply).',
+    "Waits until a run is running, made one more step, or ended (until), for at most timeout_seconds, then answers its status; reached: false means call again. Not rate limited. As an MCP task it waits until the condition holds or the run ends. Next, once ended: rl_get_results.",
   input: z
     .object({
       run_id: runIdInput,

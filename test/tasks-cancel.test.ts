@@ -80,6 +80,10 @@ test('a second server cancels an evaluation task the first started: cancelled on
   assert.equal(await taskStatus(second, taskId), 'cancelled');
   assert.equal(await taskStatus(first, taskId), 'cancelled', 'the server that ran it says the same');
   assert.ok(seen.includes('working'), `looked at while working: ${seen.join(', ')}`);
+  // A task already cancelled (a terminal status) is not cancelled again: invalid params, as the extension says.
+  const again = await first.raw.request({ method: 'tasks/cancel', params: { taskId, _meta: first.envelope(true) } });
+  assert.equal(again.error?.code, -32602, JSON.stringify(again));
+  assert.match(again.error!.message, /already been cancelled/);
 
   // Another evaluation on the first server, which is then killed: nothing can carry out a cancel.
   const orphan = await stuckEvaluation(first);

@@ -141,7 +141,8 @@ export class Tasks {
       }
       if (!outcome.stopped) {
         this.runtime.logger.warn({ tool: tool.name, job: ref.job, why: outcome.why }, 'task not cancelled');
-        throw new ProtocolError(ProtocolErrorCode.InternalError, `The task was not cancelled: ${outcome.why}`);
+        // A task already in a terminal status is invalid params, as the extension says; a job left running is not.
+        throw new ProtocolError(outcome.ended === true ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError, `The task was not cancelled: ${outcome.why}`);
       }
     } else {
       const mark = cancelMark(this.runtime.settings.home, taskId);

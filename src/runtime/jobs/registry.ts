@@ -46,8 +46,8 @@ const CANCEL_CHECK_MS = 1000;
 /** How long a cancel waits for another server to stop the job before saying it has not. */
 const REMOTE_CANCEL_WAIT_MS = 20_000;
 
-/** How a cancel went: the job's processes are stopped, or why not. */
-export type CancelOutcome = { stopped: true } | { stopped: false; why: string };
+/** How a cancel went: the job's processes are stopped, or why not (`ended`: the job had finished on its own first). */
+export type CancelOutcome = { stopped: true } | { stopped: false; why: string; ended?: boolean };
 
 interface Owner {
   pid: number;
@@ -167,13 +167,13 @@ export class JobRegistry<J extends Job, O extends { status: string }> {
   async cancel(id: string, reason: string): Promise<CancelOutcome> {
     const local = this.jobs.get(id);
     if (local !== undefined) {
-      if (local.status !== 'running') return this.ended(local.status);
+      if (local.status !== 'running') return this.endedBefore(local.status);
       local.cancel(reason);
       await local.done;
       return this.ended(local.status);
     }
     const before = await this.stored(id);
-    if (before !== undefined && before.status !== 'running') return this.ended(before.status);
+    if (before !== undefined && before.status !== 'running') return this.endedBefore(before.status);
     if (!(await this.exists(id))) throw new UserError(`The ${this.label} '${id}' was not found under ${this.directory}`);
     await writeFile(join(this.dirOf(id), JOB_FILES.cancelRequest), reason);
     const owner = this.owner(id);
@@ -201,8 +201,14 @@ export class JobRegistry<J extends Job, O extends { status: string }> {
     await Promise.all(running.map((j) => j.done));
   }
 
+  /** A job that had ended before the cancel was asked: nothing to stop. */
+  private endedBefore(status: string): CancelOutcome {
+    return { stopped: false, ended: true, why: `The ${this.label} had already ${status === 'cancelled' ? 'been cancelled' : status}.` };
+  }
+
+  /** How a job the cancel was carried out on ended. */
   private ended(status: string): CancelOutcome {
-    return status === 'cancelled' ? { stopped: true } : { stopped: false, why: `The ${this.label} had already ${status} before the cancel reached it.` };
+    return status === 'cancelled' ? { stopped: true } : { stopped: false, ended: true, why: `The ${this.label} had already ${status} before the cancel reached it.` };
   }
 
   private owner(id: string): Owner | undefined {

@@ -28,7 +28,7 @@ export interface CatalogEntry {
 
 let entries: ReadonlyMap<string, CatalogEntry> | undefined;
 
-/** Every tool by name, each with its listed form, in ALL_TOOLS order; converted from zod on first use only. */
+/** Every tool by name, each with its listed form, in ALL_TOOLS order; converted from zod once, when the first server registers them. */
 export function toolCatalog(): ReadonlyMap<string, CatalogEntry> {
   return (entries ??= new Map(ALL_TOOLS.map((tool) => [tool.name, { tool, listed: listedTool(tool) }])));
 }

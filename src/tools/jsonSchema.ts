@@ -4,7 +4,7 @@
  * lint), and no larger than it needs to be, since SDK clients compile every output schema on each
  * `listTools`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Node = { [key: string]: Json };

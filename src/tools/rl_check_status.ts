@@ -1,5 +1,5 @@
 /** rl_check_status: a run's status, processes, progress and weights, rate limited per run (Hermes tool 6). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { statusWithMetrics } from '../runtime/wiring/reports.js';
 import { runCostSchema } from './costSchemas.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';

@@ -1,5 +1,5 @@
 /** rl_checkpoints: a run's checkpoints on Tinker, what they cost to keep, and expiring, deleting or exporting them. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkpointsAction } from '../runtime/wiring/checkpoints.js';
 import { defineTool } from './define.js';
 import { modesByAction } from './argumentErrors.js';

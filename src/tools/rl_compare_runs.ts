@@ -1,5 +1,5 @@
 /** rl_compare_runs: runs of a sweep side by side, what differs between them and which is best. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { compareRuns } from '../runtime/wiring/compare.js';
 import { DIRECTIONS, KEY_METRICS } from '../runtime/wandb/keyMetrics.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';

@@ -2,7 +2,7 @@
  * rl_dashboard_snapshot: what the dashboard view (MCP Apps) draws, for the view alone
  * (visibility ["app"]): the host hides it from its model, and only clients that render Apps list it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_DASHBOARD_RUNS } from '../runtime/wiring/dashboard.js';
 import { RUN_PROCESSES } from '../core/files/home.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';

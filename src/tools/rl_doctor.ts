@@ -1,5 +1,5 @@
 /** rl_doctor: every requirement for training, each failure with its fix (not a Hermes tool). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { doctorSources, runDoctor } from '../runtime/wiring/doctor.js';
 import { defineTool } from './define.js';
 

@@ -1,5 +1,5 @@
 /** rl_edit_config: change one field of the current config, validated against its type (Hermes tool 4). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { previewJson, previewValues, type JsonValue } from '../core/json.js';
 import { defineTool } from './define.js';
 

@@ -1,5 +1,5 @@
 /** rl_estimate_cost: what a training run would cost on Tinker, before starting it. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonValue } from '../core/json.js';
 import { costEstimate } from '../runtime/wiring/costs.js';
 import { estimateSchema } from './costSchemas.js';

@@ -1,5 +1,5 @@
 /** rl_evaluate: did training help? A run's checkpoints against its base model, on the same items. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { evaluateRun } from '../runtime/wiring/evaluate.js';
 import { EVAL_ID_PATTERN } from '../core/files/home.js';
 import { MAX_ALL_CHECKPOINTS, MAX_LISTED_CHECKPOINTS } from '../runtime/evaluation/checkpoints.js';

@@ -1,5 +1,5 @@
 /** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { costEstimate } from '../runtime/wiring/costs.js';
 import { lastKnownModels, servedText } from '../runtime/tinker/models.js';
 import { estimateSchema } from './costSchemas.js';

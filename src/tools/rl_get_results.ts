@@ -1,5 +1,5 @@
 /** rl_get_results: outcome, trained weights and W&B metrics of a run (Hermes tool 8). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { runResults } from '../runtime/wiring/reports.js';
 import { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from '../runtime/wandb/reader.js';
 import { runCostSchema } from './costSchemas.js';

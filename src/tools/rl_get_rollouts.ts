@@ -1,5 +1,5 @@
 /** rl_get_rollouts: a few scored samples to read, from a test, an evaluation or a running run. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { getRollouts } from '../runtime/wiring/rollouts.js';
 import { EVAL_ID_PATTERN, TEST_ID_PATTERN } from '../core/files/home.js';
 import { MAX_ROLLOUTS, ROLLOUT_FILTERS } from '../runtime/evaluation/picking.js';

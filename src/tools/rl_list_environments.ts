@@ -1,5 +1,5 @@
 /** rl_list_environments: the trainable environments found by static discovery (Hermes tool 1). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { environmentDirs } from '../runtime/environments/catalog.js';
 import { environmentPage, frameworkOfEnvironment, type DiscoveredEnvironment } from '../runtime/environments/report.js';
 import { FRAMEWORKS } from '../runtime/runs/registry/record.js';

@@ -1,5 +1,5 @@
 /** rl_list_runs: the runs in the registry, newest first, a page at a time (Hermes tool 9). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_PAGE, STATUS_FILTERS } from '../runtime/runs/registry/listing.js';
 import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
 import { defineTool } from './define.js';

@@ -1,5 +1,5 @@
 /** rl_read_log: bounded, redacted reading of a run's or an inference test's log, as a tool. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { readLog } from '../runtime/wiring/logs.js';
 import { RUN_PROCESSES, TEST_ID_PATTERN } from '../core/files/home.js';
 import { DEFAULT_LOG_LINES, MAX_LOG_LINES } from '../core/files/logLines.js';

@@ -1,5 +1,5 @@
 /** rl_resume_training: start a failed or stopped cookbook run again where it left off, same run id. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { runLogUri } from '../core/resourceUris.js';
 import type { RunProcess } from '../core/files/home.js';
 import { defineTool } from './define.js';

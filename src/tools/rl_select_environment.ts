@@ -1,5 +1,5 @@
 /** rl_select_environment: choose the environment to train and load its config (Hermes tool 2). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerFitOf } from '../runtime/environments/tinkerReadiness.js';
 import { frameworkOfEnvironment } from '../runtime/environments/report.js';
 import { FRAMEWORKS } from '../runtime/runs/registry/record.js';

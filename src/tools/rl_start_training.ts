@@ -1,5 +1,5 @@
 /** rl_start_training: launch and supervise a training run of the selected environment, or of one named in the call (Hermes tool 5). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { previewValues, type JsonValue } from '../core/json.js';
 import type { RunProcess } from '../core/files/home.js';
 import { runLogUri } from '../core/resourceUris.js';

@@ -1,5 +1,5 @@
 /** rl_stop_training: stop a run's processes, environment -> trainer -> API (Hermes tool 7). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool } from './define.js';
 import { runIdInput, runStatus } from './runSchemas.js';
 

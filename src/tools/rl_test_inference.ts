@@ -1,5 +1,5 @@
 /** rl_test_inference: smoke-test the selected environment against OpenAI-compatible models. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SERVER_TYPES } from '../runtime/inference/command.js';
 import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS } from '../runtime/inference/testRegistry.js';
 import { TEST_ID_PATTERN } from '../core/files/home.js';

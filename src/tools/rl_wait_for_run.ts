@@ -1,5 +1,5 @@
 /** rl_wait_for_run: waits, within one call, until a run is running, made one more step, or ended. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { UserError } from '../core/errors.js';
 import { isDamaged, isEnded } from '../runtime/runs/registry/record.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, stepsOf, WAIT_CONDITIONS, type WaitAnswer, type WaitCondition } from '../runtime/runs/waiting.js';

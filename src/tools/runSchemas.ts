@@ -1,5 +1,5 @@
 /** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results, rl_dashboard_snapshot). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { RUN_ID_PATTERN, RUN_PROCESSES } from '../core/files/home.js';
 import { FRAMEWORKS, PLACEMENTS, RUN_STATUSES } from '../runtime/runs/registry/record.js';
 import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';

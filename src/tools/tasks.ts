@@ -18,7 +18,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { UserError } from '../core/errors.js';
 import { cancelledTaskPath, taskKeyPath } from '../core/files/home.js';
 import { persistentKey } from '../core/files/secretKey.js';

@@ -35,9 +35,8 @@ export function countElements(value: unknown, max: number): number {
 
 /** `tasks` runs the calls that become tasks (tasks.ts). */
 export function registerTools(server: McpServer, runtime: Runtime, tasks: Tasks): void {
-  const catalog = toolCatalog();
   // App-only tools are for MCP Apps views: a client that does not render them never sees them.
-  const shownTools = (ctx: ServerContext): Tool[] => toolsShownTo([...catalog.values()].map((e) => e.listed), requestCapabilities(server.server, ctx));
+  const shownTools = (ctx: ServerContext): Tool[] => toolsShownTo([...toolCatalog().values()].map((e) => e.listed), requestCapabilities(server.server, ctx));
 
   // The tool set never changes while the server runs: no listChanged.
   server.server.registerCapabilities({ tools: {} });
@@ -45,7 +44,7 @@ export function registerTools(server: McpServer, runtime: Runtime, tasks: Tasks)
   server.server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args = {} } = request.params;
     const shown = shownTools(ctx);
-    const entry = shown.some((t) => t.name === name) ? catalog.get(name) : undefined;
+    const entry = shown.some((t) => t.name === name) ? toolCatalog().get(name) : undefined;
     if (!entry) {
       return errorResult(runtime, `Unknown tool '${echoed(name)}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
     }

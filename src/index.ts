@@ -7,6 +7,7 @@ import { loadSettings } from './runtime/config/settings.js';
 import { SettingsError } from './core/errors.js';
 import { SERVER_VERSION } from './core/version.js';
 import { serveStdio } from './server/stdio.js';
+import { doctorCommand } from './runtime/wiring/doctorCommand.js';
 
 const USAGE = `Usage: rl-training-mcp [command]
 
@@ -34,8 +35,7 @@ async function main(args: string[], report: NodeJS.WritableStream): Promise<void
   if (command === '--version' || command === '-v') return void report.write(`${SERVER_VERSION}\n`);
   if (rest.length > 0 || (command !== undefined && command !== 'doctor')) fail(`unknown arguments: ${args.join(' ')}\n${USAGE}`);
   const settings = loadSettings();
-  // Imported when asked for: a serving start does not load the doctor.
-  if (command === 'doctor') process.exit(await (await import('./runtime/wiring/doctorCommand.js')).doctorCommand(settings, report));
+  if (command === 'doctor') process.exit(await doctorCommand(settings, report));
   await serveStdio(settings);
 }
 

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { stringify } from 'yaml';
-import { loadAllTools } from '../src/tools/index.js';
+import { ALL_TOOLS } from '../src/tools/index.js';
 import type { RunRecord } from '../src/runtime/runs/registry/record.js';
 import { ENTITY, KEY as WANDB_KEY, PROJECT, seedTrainingRun } from './fakes/wandbFixtures.js';
 import { FakeWandb } from './fakes/wandbServer.js';
@@ -23,7 +23,6 @@ import { startFakeTinkerOai } from './fakes/tinkerOaiServer.js';
 import { TINKER_KEY } from './helpers/runs.js';
 import { MAX_LISTED_CHECKPOINTS } from '../src/runtime/evaluation/checkpoints.js';
 
-const ALL_TOOLS = await loadAllTools();
 
 const MAX_ANSWER_CHARS = 40_000;
 const LONG = 'x'.repeat(60_000);

@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadAllTools } from '../src/tools/index.js';
+import { ALL_TOOLS } from '../src/tools/index.js';
 import { REPO_ROOT } from './helpers/tmp.js';
 
-const ALL_TOOLS = await loadAllTools();
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
 const PACKAGE = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };

@@ -12,21 +12,12 @@ import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { argumentError, describeSchema } from '../src/tools/argumentErrors.js';
 import { defineTool } from '../src/tools/define.js';
 import { toolJsonSchema } from '../src/tools/jsonSchema.js';
-import { listedTool, toolCatalog } from '../src/tools/catalog.js';
-import { TOOL_MODULES } from '../src/tools/index.js';
-import { createLogger } from '../src/core/logger.js';
-import { SecretRedactor } from '../src/core/redact.js';
+import { listedTool } from '../src/tools/catalog.js';
 import { tailLines } from '../src/core/files/logTail.js';
 import { connectInMemory } from './helpers/client.js';
 import { runRecord, writeRunDir } from './helpers/registry.js';
 import { TINKER_KEY } from './helpers/runs.js';
 import { tempDir } from './helpers/tmp.js';
-
-test('each tool loads on its own, by its name: the catalog imports the module of the tool asked for, and nothing for a name that is no tool', async () => {
-  const catalog = toolCatalog(createLogger({ level: 'silent', redactor: new SecretRedactor(), stderr: false }));
-  for (const name of Object.keys(TOOL_MODULES)) assert.equal((await catalog.definition(name))?.name, name, `TOOL_MODULES.${name} loads the tool of that name`);
-  for (const name of ['rl_nothing', '__proto__', 'constructor', 'toString']) assert.equal(await catalog.definition(name), undefined, name);
-});
 
 test('argument errors name the field and what it accepts (table)', () => {
   const input = z
@@ -131,6 +122,35 @@ describe('through the SDK client', async () => {
       const next = await h.call('rl_list_runs', {});
       assert.equal(next.isError, false, 'the next call is answered');
     }
+  });
+
+  test('an argument the call does not read is refused, naming the one it reads; a refusal names every problem', async () => {
+    // export reads `step`: `steps` (set_ttl / delete) would have been ignored, exporting the latest checkpoint.
+    const exported = await h.call('rl_checkpoints', { run_id: 'deadbeef', action: 'export', steps: [0] });
+    assert.equal(exported.isError, true);
+    assert.equal(exported.json.field, 'steps', JSON.stringify(exported.json));
+    assert.match(exported.json.error, /Argument 'steps' does not apply to action 'export', which reads step, publish/);
+    // Named by id, a job is only looked at: the arguments that would start one are refused, not ignored.
+    const named = await h.call('rl_evaluate', { eval_id: 'deadbeef', run_id: 'deadbeef', checkpoints: 'all' });
+    assert.deepEqual(named.json.problems.map((p: { field: string }) => p.field), ['run_id', 'checkpoints'], JSON.stringify(named.json));
+    assert.match(named.json.error, /'run_id' does not apply with eval_id/);
+    const test = await h.call('rl_test_inference', { test_id: 'deadbeef', models: ['a/b'] });
+    assert.equal(test.json.field, 'models', JSON.stringify(test.json));
+    // A misspelled argument is also a missing one: both are said, the unknown one first.
+    const resumed = await h.call('rl_resume_training', { bogus_extra_field: 1 });
+    assert.equal(resumed.isError, true);
+    assert.deepEqual(resumed.json.problems.map((p: { field: string }) => p.field), ['bogus_extra_field', 'run_id'], JSON.stringify(resumed.json));
+    assert.match(resumed.json.error, /Unknown argument 'bogus_extra_field'.*'run_id': it is required/s);
+    assert.equal(resumed.json.field, 'bogus_extra_field');
+    // Both kinds of problem in one call.
+    const both = await h.call('rl_checkpoints', { action: 'list', dry_run: true });
+    assert.deepEqual(both.json.problems.map((p: { field: string }) => p.field), ['run_id', 'dry_run'], JSON.stringify(both.json));
+    // What each action reads still goes through to the tool (here: no such run).
+    for (const args of [{ action: 'export', step: 0, publish: false }, { action: 'delete', steps: [1], dry_run: true }, { action: 'list', limit: 5 }]) {
+      const answer = await h.call('rl_checkpoints', { run_id: 'deadbeef', ...args });
+      assert.doesNotMatch(answer.json.error ?? '', /does not apply|Unknown argument/, JSON.stringify(args));
+    }
+    assert.doesNotMatch((await h.call('rl_evaluate', { eval_id: 'deadbeef', wait_seconds: 0 })).json.error, /does not apply/);
   });
 
   test('a 1 MB argument gets a short answer: at most about 200 characters of any input are echoed', async () => {

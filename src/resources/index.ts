@@ -20,7 +20,7 @@ import { Subscriptions } from './subscriptions.js';
 export interface ResourceWatches {
   readonly subscriptions: number;
   readonly watchedDirectories: number;
-  /** A subscription not made by resources/subscribe (a 2026-07-28 subscriptions/listen: src/server/listenTap.ts). */
+  /** A subscription not made by resources/subscribe (a 2026-07-28 subscriptions/listen: src/server/sessionTap.ts). */
   subscribe(uri: string): Promise<void>;
   unsubscribe(uri: string): void;
   close(): void;

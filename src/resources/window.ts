@@ -4,7 +4,7 @@
  * window is not the whole file, a first line says so and gives the URIs of the neighbouring
  * pages, so a client (or a model) can page back to the start.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { UserError } from '../core/errors.js';
 import { redactFileWindow } from '../core/files/fileWindow.js';
 import { readSlice, readTail } from '../core/files/logTail.js';

@@ -6,12 +6,13 @@
  * app-only tool (visibility ["app"]) is listed only to clients that declared the extension (at
  * `initialize`, or on the request itself in 2026-07-28): a host that renders Apps hides it from its
  * model, a client that does not would show it to its model for nothing. The tools are not registered
- * with the helpers' `registerAppTool` (it wraps `McpServer.registerTool`, and this server lists its
- * tools itself: src/tools/registry.ts), so `toolUiMeta` writes the same two keys it would. See
+ * with the helpers' `registerAppTool` (it wraps `McpServer.registerTool`, which lists every tool to
+ * every client; src/tools/registry.ts lists them per client), so `toolUiMeta` writes the same two
+ * keys it would. See
  * docs/architecture.md, "Dashboard".
  */
 import { readFile } from 'node:fs/promises';
-import type { ClientCapabilities, McpServer } from '@modelcontextprotocol/server';
+import type { ClientCapabilities, McpServer, Tool } from '@modelcontextprotocol/server';
 import { getUiCapability, registerAppResource, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
 import type { McpUiToolMeta } from '@modelcontextprotocol/ext-apps';
 import type { Runtime } from '../runtime/wiring/runtime.js';
@@ -31,6 +32,12 @@ export const isAppOnly = (ui: ToolUi | undefined): boolean => ui?.visibility !==
 /** True when the client declared that it renders MCP Apps HTML views. */
 export function clientRendersApps(capabilities: ClientCapabilities | undefined): boolean {
   return getUiCapability(capabilities)?.mimeTypes?.includes(RESOURCE_MIME_TYPE) === true;
+}
+
+/** The tools a client is shown: app-only ones only to a client that renders MCP Apps. */
+export function toolsShownTo(tools: readonly Tool[], capabilities: ClientCapabilities | undefined): Tool[] {
+  const apps = clientRendersApps(capabilities);
+  return tools.filter((tool) => apps || !isAppOnly(tool._meta?.ui as ToolUi | undefined));
 }
 
 /** The dashboard resource: the shipped HTML, read once, with the default (no external origin) CSP. */

@@ -6,11 +6,10 @@ import { registerResources, type ResourceWatches } from '../resources/index.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import { SERVER_VERSION } from '../core/version.js';
 import { registerTools } from '../tools/registry.js';
-import { toolCatalog } from '../tools/catalog.js';
 import { confirmationState } from '../tools/confirm.js';
 import { registerTasks, Tasks, TASKS_EXTENSION_ID } from '../tools/tasks.js';
 
-/** The SDK server over the runtime, and the resource watches a transport may drive (stdio.ts). */
+/** The SDK server over the runtime, and the resource watches a transport may drive (sessionTap.ts). */
 export interface BuiltServer {
   server: McpServer;
   resources: ResourceWatches;
@@ -26,9 +25,8 @@ export function createServer(runtime: Runtime): BuiltServer {
       requestState: { verify: confirmationState.verify },
     },
   );
-  const catalog = toolCatalog(runtime.logger);
-  const tasks = new Tasks(runtime, catalog);
-  registerTools(server, runtime, catalog, tasks);
+  const tasks = new Tasks(runtime);
+  registerTools(server, runtime, tasks);
   registerTasks(server, tasks);
   const resources = registerResources(server, runtime);
   registerDashboard(server, runtime);

@@ -1,31 +1,59 @@
 /**
- * Serving MCP over stdio. A start answers initialize (or 2026-07-28's server/discover) and tools/list
- * from what the build recorded (frontDoor.ts) while the SDK and the runtime load: those are most of
- * a start, and a client waits on its first tools/list. The server (serve.ts) is imported when the
- * front door asks for it.
+ * Serving MCP over stdio with the SDK's stdio entry, which serves both protocol generations (the
+ * first message of the session picks one: `initialize` a 2025 one, `server/discover` or an
+ * enveloped request 2026-07-28). stdout carries protocol frames only (logs go to stderr and
+ * RL_HOME/server.log), and the process ends within the deadline clients expect once its client
+ * goes away.
  */
+import { serveStdio as serveSdkStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { Runtime } from '../runtime/wiring/runtime.js';
 import type { Settings } from '../core/settings.js';
-import { StdioFrontDoor, type EarlyAnswers } from './frontDoor.js';
-import { initializeResult, readHandshake, readPrebuiltTools, toolsShownTo } from './prebuilt.js';
+import { SessionTap } from './sessionTap.js';
+import { createServer } from './server.js';
 
-/** The recorded answers of this build, when both files are there and from this build. */
-function earlyAnswers(): EarlyAnswers | undefined {
-  const handshake = readHandshake();
-  const prebuilt = readPrebuiltTools();
-  if (handshake === undefined || prebuilt === undefined || !('tools' in prebuilt)) return undefined;
-  return { initialize: (version) => initializeResult(handshake, version), tools: (capabilities) => toolsShownTo(prebuilt.tools, capabilities), modern: handshake.modern };
-}
-
-const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** Hard limit for shutdown: clients (and SDK transports) expect the process gone within 2 s. */
+const SHUTDOWN_DEADLINE_MS = 1800;
 
 export async function serveStdio(settings: Settings): Promise<void> {
-  // Until the server is up there is nothing to clean up: a signal ends the process at once, as
-  // clients expect (serve.ts takes signals over, with no await between).
-  const exitNow = (): never => process.exit(0);
-  for (const signal of SIGNALS) process.on(signal, exitNow);
-  const door = new StdioFrontDoor(process.stdin, process.stdout, earlyAnswers());
-  await door.serverWanted;
-  const { serve } = await import('./serve.js');
-  for (const signal of SIGNALS) process.off(signal, exitNow);
-  await serve(settings, door);
+  const runtime = new Runtime(settings);
+  const { logger } = runtime;
+  const tap = new SessionTap(new StdioServerTransport(), logger);
+  // The entry builds a server for the era the session opens in (a second one if a 2026 opening
+  // turns out to be a 2025 client); each gets the subscriptions its listens hold.
+  const session = serveSdkStdio(
+    () => {
+      const { server, resources } = createServer(runtime);
+      tap.follow(resources);
+      return server;
+    },
+    { transport: tap, onerror: (err) => logger.debug({ err: err.message }, 'protocol error') },
+  );
+
+  let shuttingDown = false;
+  const shutdown = (reason: string): void => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ reason }, 'shutting down');
+    setTimeout(() => {
+      logger.warn('shutdown deadline reached; exiting');
+      process.exit(0);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    void (async () => {
+      await runtime.close();
+      await session.close().catch(() => undefined);
+      process.exit(0);
+    })();
+  };
+  process.stdin.once('end', () => shutdown('stdin closed'));
+  process.stdin.once('close', () => shutdown('stdin closed'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', () => shutdown('SIGHUP'));
+  // A bug in one handler must not take down a server that supervises paid training runs.
+  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+  logger.info(
+    { root: settings.root, home: settings.home, python: settings.python, bundledExamples: settings.usingBundledExamples },
+    'rl-training-mcp serving on stdio',
+  );
 }

@@ -1,7 +1,9 @@
 /**
  * A tool's bad arguments as an answer the caller can act on: `{error, field, expected}`, where
  * `field` is the argument's path (`config.group_size`, `models[0]`) and `expected` says what the
- * tool's listed input schema accepts there, so a range gives both its bounds.
+ * tool's listed input schema accepts there, so a range gives both its bounds. A call with several
+ * problems is answered with all of them (`problems`; `error` says each), unknown arguments first:
+ * a misspelled argument is also a missing one.
  */
 import type { z } from 'zod';
 
@@ -10,6 +12,9 @@ export interface ArgumentError {
   field: string;
   expected: string;
 }
+
+/** A refusal: the first problem's field and expected, every problem in `error`, and the list when there are several. */
+export type Refusal = ArgumentError & { problems?: ArgumentError[] };
 
 type Path = ReadonlyArray<PropertyKey>;
 /** The JSON Schema `tools/list` shows for the input (see jsonSchema.ts). */
@@ -94,9 +99,8 @@ function unknownArgument(root: Schema, issue: z.core.$ZodIssueUnrecognizedKeys):
   return { error: `Unknown argument '${issue.keys.slice(0, 3).map(echoed).join("', '")}'${more}: this tool does not take it.`, field: fieldPath([...issue.path, issue.keys[0]!]), expected };
 }
 
-/** The first issue of a failed parse, as the answer to the call; `root` is the input's JSON Schema. */
-export function argumentError(root: Schema, issues: readonly z.core.$ZodIssue[]): ArgumentError {
-  const issue = issues[0]!;
+/** One issue of a failed parse, as the caller reads it; `root` is the input's JSON Schema. */
+function issueError(root: Schema, issue: z.core.$ZodIssue): ArgumentError {
   if (issue.code === 'unrecognized_keys') return unknownArgument(root, issue);
   const field = fieldPath(issue.path);
   const name = field || '(arguments)';
@@ -111,4 +115,62 @@ export function argumentError(root: Schema, issues: readonly z.core.$ZodIssue[])
   // zod's own text for a union no member accepts is a bare "Invalid input"; a schema's own message says more.
   const what = missing ? 'it is required' : issue.message === 'Invalid input' ? `not ${expected}` : issue.message;
   return { error: `Invalid argument '${name}': ${what}.`, field, expected };
+}
+
+/** Every issue of a failed parse, unknown arguments first. */
+export function argumentProblems(root: Schema, issues: readonly z.core.$ZodIssue[]): ArgumentError[] {
+  const ordered = [...issues.filter((i) => i.code === 'unrecognized_keys'), ...issues.filter((i) => i.code !== 'unrecognized_keys')];
+  return ordered.map((issue) => issueError(root, issue));
+}
+
+/** The answer to a call with these problems (at least one). */
+export function refusal(problems: readonly ArgumentError[]): Refusal {
+  const first = problems[0]!;
+  if (problems.length === 1) return first;
+  return { error: `${problems.length} problems with the arguments: ${problems.map((p) => p.error).join(' ')}`, field: first.field, expected: first.expected, problems: [...problems] };
+}
+
+/** The answer to a failed parse, every issue in it; `root` is the input's JSON Schema. */
+export function argumentError(root: Schema, issues: readonly z.core.$ZodIssue[]): Refusal {
+  return refusal(argumentProblems(root, issues));
+}
+
+/**
+ * A tool whose calls come in modes (an `action`; or naming an earlier job by its id instead of
+ * starting one): the arguments each mode reads beyond those every mode reads. An argument given to
+ * a mode that does not read it is refused, naming what that mode reads, never silently ignored.
+ */
+export interface ArgumentModes {
+  /** The mode the given arguments pick, and how a refusal names it; undefined when they pick none (the schema says why). */
+  pick(args: Record<string, unknown>): { mode: string; named: string } | undefined;
+  reads: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Modes picked by the value of `action`. */
+export function modesByAction(reads: Record<string, readonly string[]>): ArgumentModes {
+  return { reads, pick: (args) => (typeof args.action === 'string' && Object.hasOwn(reads, args.action) ? { mode: args.action, named: `to action '${args.action}'` } : undefined) };
+}
+
+/**
+ * Two modes: naming a job started earlier by `id` (it reads only the arguments every call reads),
+ * or starting one (every other argument of `input`).
+ */
+export function modesById(input: z.ZodObject, id: string, everyCallReads: readonly string[]): ArgumentModes {
+  const starting = Object.keys(input.shape).filter((name) => name !== id && !everyCallReads.includes(name));
+  return { reads: { named: [], start: starting }, pick: (args) => (args[id] !== undefined ? { mode: 'named', named: `with ${id} (it reads ${[id, ...everyCallReads].join(', ')})` } : { mode: 'start', named: 'here' }) };
+}
+
+/** The given arguments the picked mode does not read. */
+export function inapplicableArguments(modes: ArgumentModes, args: Record<string, unknown>): ArgumentError[] {
+  const picked = modes.pick(args);
+  if (picked === undefined) return [];
+  const reads = modes.reads[picked.mode] ?? [];
+  const modal = new Set(Object.values(modes.reads).flat());
+  return Object.keys(args)
+    .filter((name) => args[name] !== undefined && modal.has(name) && !reads.includes(name))
+    .map((name) => ({
+      error: `Argument '${name}' does not apply ${picked.named}${reads.length > 0 ? `, which reads ${reads.join(', ')}` : ''}: leave it out.`,
+      field: name,
+      expected: reads.length > 0 ? `for this call, one of: ${reads.join(', ')}` : 'no such argument in this call',
+    }));
 }

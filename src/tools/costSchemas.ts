@@ -1,5 +1,5 @@
 /** Schema pieces of the cost estimates (rl_estimate_cost, rl_start_training, rl_get_current_config, rl_check_status, rl_list_runs, rl_get_results). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const totals = z.object({ low: z.number().optional(), expected: z.number().optional(), high: z.number().optional() });
 

@@ -10,8 +10,11 @@ import { UserError } from '../core/errors.js';
 import { diskFullError, isDiskFull } from '../core/files/diskFull.js';
 import { serverLogPath } from '../core/files/home.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
+import type { CancelOutcome, JobKind } from '../runtime/jobs/registry.js';
+import type { WaitCondition } from '../runtime/runs/waiting.js';
 import { type Confirmation, ConfirmationNeeded, type ConfirmField, confirmer } from './confirm.js';
 import type { ToolUi } from '../server/apps.js';
+import type { ArgumentModes } from './argumentErrors.js';
 
 export interface ToolAnnotations {
   readOnlyHint: boolean;
@@ -38,18 +41,25 @@ export interface ToolContext {
 export type TaskState = 'working' | 'cancelled' | 'completed';
 
 /**
+ * What a task follows, kept in its id: a job of a registry (an evaluation, an inference test), which
+ * the task owns when its own call started it (cancelling the task then stops the job), or a run it
+ * waits on.
+ */
+export type TaskJob = { kind: JobKind; id: string; owned: boolean } | { kind: 'run'; run_id: string; until: WaitCondition; baseline: number };
+
+/**
  * A tool that can run as a task (the `io.modelcontextprotocol/tasks` extension, for clients that
  * declare it): the call starts the work and answers at once with a task; the client then polls it.
- * The work is named by `job` (an id in the registry that keeps it, so a task outlives the server);
- * `poll` answers what the tool would answer about that job now.
+ * `poll` answers what the tool would answer about the job now (read from RL_HOME, so a task
+ * outlives the server).
  */
 export interface TaskSupport<I> {
   /** Starts the call's work, not bound to the call. No `job` when the answer is final already (a refusal, a finished job). */
-  start(args: I, ctx: ToolContext): Promise<{ answer: unknown; job?: string }>;
+  start(args: I, ctx: ToolContext): Promise<{ answer: unknown; job?: TaskJob }>;
   /** The job now: `answer` is the tool's answer about it; `message` says how far it got. */
-  poll(job: string, ctx: ToolContext, since: Date): Promise<{ answer: unknown; state: TaskState; message: string; updatedAt?: string }>;
-  /** Stops the job's work (its processes) when this server runs it. */
-  cancel(job: string, ctx: ToolContext): Promise<void>;
+  poll(job: TaskJob, ctx: ToolContext, since: Date): Promise<{ answer: unknown; state: TaskState; message: string; updatedAt?: string }>;
+  /** Stops an owned job's processes: answers once they are stopped, or why they are not. */
+  cancel?(job: TaskJob, ctx: ToolContext): Promise<CancelOutcome>;
 }
 
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
@@ -61,6 +71,8 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   annotations: ToolAnnotations;
   /** The MCP Apps view that shows this tool's answers; app-only tools are called by the view alone. */
   ui?: ToolUi;
+  /** The arguments each mode of the tool reads (argumentErrors.ts); one given to a mode that does not read it is refused. */
+  modes?: ArgumentModes;
   /** Runs as a task for clients that declare the tasks extension. */
   task?: TaskSupport<z.output<I>>;
   handler(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;

@@ -4,7 +4,7 @@
  * lint), and no larger than it needs to be, since SDK clients compile every output schema on each
  * `listTools`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Node = { [key: string]: Json };
@@ -85,13 +85,52 @@ function shallow(node: Json, level: number): Json {
   return out;
 }
 
+type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; valueType?: z.ZodType; options?: z.ZodType[]; innerType?: z.ZodType };
+const defOf = (schema: z.ZodType): Def => schema.def as unknown as Def;
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
+
+/** `copy` with the metadata (description) `original` carries: zod keeps it beside the instance, not in its def. */
+function withMeta(original: z.ZodType, copy: z.ZodType): z.ZodType {
+  const meta = z.globalRegistry.get(original);
+  if (meta !== undefined) z.globalRegistry.add(copy, meta);
+  return copy;
+}
+
+const rebuilt = (schema: z.ZodType, def: Partial<Def>): z.ZodType => withMeta(schema, schema.clone({ ...schema.def, ...def } as never));
+
+/** A schema that converts to the same summary (type(s), values, description) with nothing below it. */
+function standIn(schema: z.ZodType): z.ZodType {
+  const def = defOf(schema);
+  if (def.type === 'object') return withMeta(schema, z.object({}));
+  if (def.type === 'array') return withMeta(schema, z.array(z.unknown()));
+  if (def.type === 'record') return withMeta(schema, z.record(z.string(), z.unknown()));
+  if (def.type === 'union') return rebuilt(schema, { options: def.options!.map(standIn) });
+  if (WRAPPERS.has(def.type)) return rebuilt(schema, { innerType: standIn(def.innerType!) });
+  return schema;
+}
+
+/**
+ * The output schema cut as `shallow` cuts its JSON, before converting it: zod converts a schema
+ * whole, and the parts `shallow` would drop were most of the conversion's work and memory.
+ */
+function shallowZod(schema: z.ZodType, level: number): z.ZodType {
+  const def = defOf(schema);
+  const deeper = (child: z.ZodType, next: number): z.ZodType => (level < OUTPUT_DEPTH ? shallowZod(child, next) : standIn(child));
+  if (def.type === 'object') return rebuilt(schema, { shape: Object.fromEntries(Object.entries(def.shape!).map(([name, child]) => [name, deeper(child, level + 1)])) });
+  if (def.type === 'array') return rebuilt(schema, { element: deeper(def.element!, level) });
+  if (def.type === 'record') return rebuilt(schema, { valueType: deeper(def.valueType!, level + 1) });
+  if (def.type === 'union') return rebuilt(schema, { options: def.options!.map((option) => shallowZod(option, level)) });
+  if (WRAPPERS.has(def.type)) return rebuilt(schema, { innerType: shallowZod(def.innerType!, level) });
+  return schema;
+}
+
 /**
  * The JSON Schema of a tool's input (`io: 'input'`: defaults make fields optional) or output. No
  * `$schema`: these schemas use only keywords draft-07 and 2020-12 read alike, and a client assumes
  * one of those.
  */
 export function toolJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const raw = z.toJSONSchema(schema, { target: 'draft-7', io }) as Node;
+  const raw = z.toJSONSchema(io === 'output' ? shallowZod(schema, 0) : schema, { target: 'draft-7', io }) as Node;
   delete raw.$schema;
   const tidy = walk(raw, io);
   return (io === 'output' ? shallow(tidy, 0) : tidy) as Record<string, unknown>;

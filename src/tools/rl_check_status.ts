@@ -1,5 +1,5 @@
 /** rl_check_status: a run's status, processes, progress and weights, rate limited per run (Hermes tool 6). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { statusWithMetrics } from '../runtime/wiring/reports.js';
 import { runCostSchema } from './costSchemas.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';
@@ -11,12 +11,7 @@ export const rlCheckStatus = defineTool({
   name: 'rl_check_status',
   title: 'Check a training run',
   description:
-    'Status of a training run: status (starting, running, stopping, completed, failed, stopped), phase, per-process state with pid and ' +
-    'exit code, running time, progress and the latest trained weights (tinker:// path); on failure the error and the log tail of the ' +
-    'process at fault. RATE LIMITED: one full check per run per window (default 30 minutes); inside the window the answer is ' +
-    '{rate_limited: true, message, next_check_in_seconds} plus the current status, so a failure is never hidden. The first check after ' +
-    'the run ended is always full. cost holds the spend estimate and cost.billed what Tinker itself billed (its usage rows, a few hours ' +
-    'behind; asked at most every RL_BILLING_REFRESH_SECONDS, never by a rate-limited answer); budgets stop a run on the larger.',
+    "Status of a training run: phase, processes, progress, health, latest checkpoint (tinker:// path) and spend; on failure the error and the log tail. Rate limited to one full check per run per window (default 30 minutes): inside it the answer is the current status with rate_limited: true. To wait for a change, call rl_wait_for_run.",
   input: z.object({ run_id: runIdInput }).strict(),
   output: z.object({
     run_id: z.string(),

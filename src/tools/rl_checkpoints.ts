@@ -1,7 +1,8 @@
 /** rl_checkpoints: a run's checkpoints on Tinker, what they cost to keep, and expiring, deleting or exporting them. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkpointsAction } from '../runtime/wiring/checkpoints.js';
 import { defineTool } from './define.js';
+import { modesByAction } from './argumentErrors.js';
 import { runIdInput } from './runSchemas.js';
 
 const steps = z.array(z.number().int().min(0)).max(500);
@@ -18,34 +19,26 @@ export const rlCheckpoints = defineTool({
   name: 'rl_checkpoints',
   title: "Manage a run's checkpoints on Tinker",
   description:
-    "A run's checkpoints as Tinker lists them and what they cost to keep ($0.10/GB-month: tinker-atropos saves one per step, kept " +
-    'until deleted). action "list": each with step, kind, path, size, expiry and monthly cost (the newest `limit`), the totals and the ' +
-    'best by rl_evaluate. "set_ttl" (ttl_seconds; null removes expiries) and "delete" act on the INTERMEDIATE checkpoints: all but the ' +
-    'latest of each kind, the best by rl_evaluate and the steps in keep.steps (keep.latest/keep.best false to drop those rules); the ' +
-    "run's trained weights (rl_get_results' weights.latest, a cookbook run's `final`) are never touched; `steps` " +
-    'limits them to those steps. They are described exactly (affected: paths, `step_{1..24,26}` meaning each step from 1 to 24 and 26), ' +
-    'asked of the user first when the client supports elicitation (a decline changes nothing), and dry_run only shows them. "export": a ' +
-    "signed archive URL of one checkpoint (the latest sampler one, or `step`) to download it; publish: true also makes it public (asked " +
-    'first). Deleting cannot be undone.',
+    "A run's checkpoints on Tinker and what keeping them costs. action list; set_ttl or delete: the intermediate checkpoints (never the run's trained weights, the best by rl_evaluate or keep.steps; the user is asked first, dry_run previews); export: a download URL of one checkpoint. Delete cannot be undone.",
   input: z
     .object({
       run_id: runIdInput,
-      action: z.enum(['list', 'set_ttl', 'delete', 'export']).describe('list, set_ttl, delete or export'),
+      action: z.enum(['list', 'set_ttl', 'delete', 'export']),
       keep: z
         .object({
-          latest: z.boolean().default(true).describe('Keep the latest checkpoint of each kind (default true)'),
-          best: z.boolean().default(true).describe('Keep the best checkpoint by rl_evaluate, when one was evaluated (default true)'),
-          steps: steps.default([]).describe('Steps kept whatever the other rules say'),
+          latest: z.boolean().default(true).describe('The latest of each kind'),
+          best: z.boolean().default(true).describe('The best by rl_evaluate'),
+          steps: steps.default([]).describe('These steps'),
         })
         .strict()
         .optional()
         .describe('set_ttl / delete: what is kept'),
-      steps: steps.optional().describe('set_ttl / delete: act only on these steps (still never on the kept ones)'),
-      ttl_seconds: z.number().int().min(1).nullable().optional().describe('set_ttl: seconds until Tinker deletes each checkpoint; null removes the expiry'),
-      step: z.number().int().min(0).optional().describe('export: the step to export (default the latest sampler checkpoint)'),
-      publish: z.boolean().optional().describe('export: also make the checkpoint public on Tinker'),
-      dry_run: z.boolean().optional().describe('set_ttl / delete: answer what would be done, do nothing'),
-      limit: z.number().int().min(1).max(100).optional().describe('list: how many of the newest to list (default 50)'),
+      steps: steps.optional().describe('set_ttl / delete: only these steps'),
+      ttl_seconds: z.number().int().min(1).nullable().optional().describe('set_ttl: seconds until Tinker deletes each; null: never'),
+      step: z.number().int().min(0).optional().describe('export: default the latest'),
+      publish: z.boolean().optional().describe('export: also make it public'),
+      dry_run: z.boolean().optional().describe('set_ttl / delete: only show what would be done'),
+      limit: z.number().int().min(1).max(100).optional().describe('list: the newest N (default 50)'),
     })
     .strict(),
   output: z.object({
@@ -73,6 +66,7 @@ export const rlCheckpoints = defineTool({
     url_expires_at: z.string().nullable().optional(),
     published: z.boolean().optional(),
   }),
+  modes: modesByAction({ list: ['limit'], set_ttl: ['keep', 'steps', 'ttl_seconds', 'dry_run'], delete: ['keep', 'steps', 'dry_run'], export: ['step', 'publish'] }),
   // Destructive: delete and set_ttl remove checkpoints on Tinker. Open world: it drives the Tinker service.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   handler: (args, ctx) =>

@@ -1,7 +1,6 @@
 /** rl_compare_runs: runs of a sweep side by side, what differs between them and which is best. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { compareRuns } from '../runtime/wiring/compare.js';
-import { MAX_DIFFERING_FIELDS, MAX_VALUE_CHARS } from '../runtime/wiring/compareConfig.js';
 import { DIRECTIONS, KEY_METRICS } from '../runtime/wandb/keyMetrics.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';
 import { defineTool } from './define.js';
@@ -20,13 +19,7 @@ export const rlCompareRuns = defineTool({
   name: 'rl_compare_runs',
   title: 'Compare training runs',
   description:
-    `Compares 2 to ${MAX_COMPARED_RUNS} runs (e.g. a sweep): differing_config lists only the config fields whose values differ between ` +
-    'the runs (env section and tinker.wandb_project of each run\'s config.yaml; the runs\' own W&B names are in run_names, the URLs of ' +
-    'their own ports and their checkpoint directories in each run\'s assigned), and per run ' +
-    'status, health, trainer steps and, from W&B, the final and best value and a sparkline of reward_mean, loss, percent_correct and ' +
-    'eval_percent_correct. best names the best run by `metric` and states its rule for ties and missing data. One W&B lookup per run, ' +
-    `all at once; a W&B problem is that run's wandb_error. Values over ${MAX_VALUE_CHARS} characters are cut ("..."), fields past ` +
-    `${MAX_DIFFERING_FIELDS} listed by name. Next: rl_get_results on the best run for its trained weights.`,
+    "Compares 2 to 10 runs (a sweep): the config fields that differ, and per run status, steps and W&B final and best metrics with sparklines; best names the winner by metric. Read-only, one W&B lookup per run. Next: rl_get_results on the best run.",
   input: z
     .object({
       run_ids: z

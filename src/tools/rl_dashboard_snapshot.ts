@@ -2,9 +2,8 @@
  * rl_dashboard_snapshot: what the dashboard view (MCP Apps) draws, for the view alone
  * (visibility ["app"]): the host hides it from its model, and only clients that render Apps list it.
  */
-import { z } from 'zod';
-import { DASHBOARD_POLL_SECONDS, MAX_DASHBOARD_RUNS } from '../runtime/wiring/dashboard.js';
-import { MAX_POINTS_PER_SERIES } from '../runtime/wiring/dashboardSeries.js';
+import * as z from 'zod';
+import { MAX_DASHBOARD_RUNS } from '../runtime/wiring/dashboard.js';
 import { RUN_PROCESSES } from '../core/files/home.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';
 import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';
@@ -54,9 +53,7 @@ export const rlDashboardSnapshot = defineTool({
   name: 'rl_dashboard_snapshot',
   title: 'Dashboard snapshot (for the dashboard view)',
   description:
-    'Called by the training dashboard view (MCP Apps), not by the model: per run its status, phase, health with reasons, processes, ' +
-    `latest checkpoint, a failed process's last log lines and its curves (reward, loss, percent correct; at most ${MAX_POINTS_PER_SERIES} ` +
-    `points each, from W&B, else the trainer log). Not rate limited; the view asks again every ${DASHBOARD_POLL_SECONDS} s while a run is active.`,
+    "For the training dashboard view (MCP Apps), not the model: per run its status, health, processes, latest checkpoint, a failed process's log tail and curves. Read-only.",
   input: z
     .object({
       run_ids: z

@@ -1,5 +1,5 @@
 /** rl_doctor: every requirement for training, each failure with its fix (not a Hermes tool). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { doctorSources, runDoctor } from '../runtime/wiring/doctor.js';
 import { defineTool } from './define.js';
 
@@ -7,10 +7,7 @@ export const rlDoctor = defineTool({
   name: 'rl_doctor',
   title: 'Check the training setup',
   description:
-    'Checks everything training needs and says how to fix each problem: the Python interpreter (>= 3.11), atroposlib and tinker ' +
-    'importable, run-api and launch_training.py found, environments discovered, keys present (never their values), RL_HOME ' +
-    'writable, the API and inference ports free, W&B reachable when a key is set. `ready` is true when rl_start_training ' +
-    'would pass these checks. Run it first when something does not work.',
+    "Checks the training setup (Python, atroposlib, tinker, keys present, RL_HOME, ports, W&B) and says how to fix each problem; ready is true when rl_start_training would pass these checks. Call it first when something does not work. Read-only.",
   input: z.object({}).strict(),
   output: z.object({
     ready: z.boolean(),

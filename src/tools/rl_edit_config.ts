@@ -1,5 +1,5 @@
 /** rl_edit_config: change one field of the current config, validated against its type (Hermes tool 4). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { previewJson, previewValues, type JsonValue } from '../core/json.js';
 import { defineTool } from './define.js';
 
@@ -24,9 +24,7 @@ export const rlEditConfig = defineTool({
   name: 'rl_edit_config',
   title: 'Edit the RL config',
   description:
-    'Set one configurable field of the selected environment (see rl_get_current_config), or wandb_project. The value is checked and converted to ' +
-    'the field\'s type: numbers, booleans, enum values, arrays/objects (or their JSON text); null unsets an Optional field. Locked fields are refused. ' +
-    'The edit is saved in RL_HOME with the selection, for every server sharing it.',
+    "Sets one field of the selected environment's config (or wandb_project), checked and converted to the field's type; null unsets an optional field. Locked fields are refused. Saved with the selection. Next: rl_test_inference, rl_estimate_cost or rl_start_training.",
   input: z
     .object({
       field: z.string().min(1).max(128).describe('Field name, e.g. group_size'),

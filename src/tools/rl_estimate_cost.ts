@@ -1,5 +1,5 @@
 /** rl_estimate_cost: what a training run would cost on Tinker, before starting it. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonValue } from '../core/json.js';
 import { costEstimate } from '../runtime/wiring/costs.js';
 import { estimateSchema } from './costSchemas.js';
@@ -11,11 +11,7 @@ export const rlEstimateCost = defineTool({
   name: 'rl_estimate_cost',
   title: 'Estimate what a run would cost',
   description:
-    'Estimate the Tinker cost of the training run rl_start_training would start with the same arguments, without starting it: low / expected / high ' +
-    'dollars for the whole run from total_steps, batch_size, group_size, max_token_length, the base model\'s price (per million prefill, sample and ' +
-    'train tokens; table in the server, extendable by the operator) and the prompt and completion lengths the environment\'s latest rl_test_inference ' +
-    'measured. Each figure is an estimate and says its basis; `unknown` lists what it cannot know. Without a smoke test only the high bound is given: ' +
-    'run rl_test_inference first. Also says whether a start now fits RL_MAX_RUN_COST_USD / RL_MAX_TOTAL_COST_USD.',
+    "Estimates the Tinker dollars (low / expected / high) of the training run rl_start_training would start with the same arguments; starts nothing. Run rl_test_inference first: without the lengths it measured only the high bound is known. Also says whether a start fits the operator's cost limits.",
   input: z
     .object({
       environment: environmentName.optional().describe("Estimate a run of this environment from its config_init() values instead of the saved selection's"),

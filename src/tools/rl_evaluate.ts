@@ -1,5 +1,5 @@
 /** rl_evaluate: did training help? A run's checkpoints against its base model, on the same items. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { evaluateRun } from '../runtime/wiring/evaluate.js';
 import { EVAL_ID_PATTERN } from '../core/files/home.js';
 import { MAX_ALL_CHECKPOINTS, MAX_LISTED_CHECKPOINTS } from '../runtime/evaluation/checkpoints.js';
@@ -7,8 +7,9 @@ import { MAX_EVAL_WAIT_SECONDS } from '../runtime/evaluation/registry.js';
 import { EVAL_METHODS } from '../runtime/evaluation/evalCommand.js';
 import { defineTool, type ToolContext } from './define.js';
 import type { EvaluationOutput } from '../runtime/evaluation/evaluation.js';
-import type { WaitOptions } from '../runtime/inference/jobWait.js';
+import type { WaitOptions } from '../runtime/jobs/wait.js';
 import { registryJobTask } from './jobTasks.js';
+import { modesById } from './argumentErrors.js';
 import { runIdInput } from './runSchemas.js';
 
 const interval = z.tuple([z.number(), z.number()]).nullable();
@@ -16,24 +17,23 @@ const verdict = z.enum(['better', 'no_clear_difference', 'worse']);
 
 const input = z
   .object({
-    run_id: runIdInput.optional().describe('The run whose checkpoints to evaluate (default: the newest run); it may still be training'),
+    run_id: runIdInput.optional().describe('Default: the newest run; it may still be training'),
     checkpoints: z
       .union([z.enum(['latest', 'all']), z.array(z.union([z.string().min(1).max(256), z.number().int().min(0)])).min(1).max(MAX_LISTED_CHECKPOINTS)])
       .default('latest')
-      .describe(`"latest" (the highest saved step), "all" (at most ${MAX_ALL_CHECKPOINTS}, evenly spaced, the latest included; step_0, the untrained start, left out) or a list of steps / step_N / tinker:// paths`),
+      .describe(`"latest" (the highest saved step), "all" (at most ${MAX_ALL_CHECKPOINTS}, evenly spaced, no step_0) or a list of steps / step_N / tinker:// paths`),
     baseline: z.boolean().default(true).describe("Also evaluate the run's base model, and compare each checkpoint with it"),
     method: z
       .enum(['auto', ...EVAL_METHODS])
       .default('auto')
       .describe(
-        "auto: for an Atropos run the environment's own held-out evaluation (atroposlib evaluate) when it defines one, else scored process rollouts of its training items; " +
-          "for a cookbook run of a verifiers environment verifiers' own eval (vf_eval)",
+        "auto: the environment's held-out evaluate when it has one, else process rollouts; vf_eval for a verifiers environment",
       ),
-    num_items: z.number().int().min(2).max(200).default(20).describe('process and vf_eval methods: items (examples) per model, the same for every model'),
-    group_size: z.number().int().min(1).max(16).default(4).describe('process and vf_eval methods: completions (rollouts) per item; an item scores their mean'),
+    num_items: z.number().int().min(2).max(200).default(20).describe('process / vf_eval: items per model'),
+    group_size: z.number().int().min(1).max(16).default(4).describe('process / vf_eval: completions per item'),
     timeout_seconds: z.number().int().min(10).max(3600).default(900).describe('Per model'),
-    wait_seconds: z.number().int().min(0).max(MAX_EVAL_WAIT_SECONDS).default(50).describe("How long this call waits before answering status \"running\" with an eval_id; keep it below the client's request timeout"),
-    eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('Wait again on (or fetch) an evaluation started earlier; other arguments are then ignored'),
+    wait_seconds: z.number().int().min(0).max(MAX_EVAL_WAIT_SECONDS).default(50).describe('This call answers by then (keep under the client timeout, often 60 s)'),
+    eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('An evaluation started earlier: wait on it or fetch it (only wait_seconds beside it)'),
   })
   .strict();
 
@@ -84,20 +84,13 @@ const begin = (args: z.output<typeof input>, ctx: ToolContext, wait: WaitOptions
 export const rlEvaluate = defineTool({
   name: 'rl_evaluate',
   title: 'Evaluate checkpoints against the base model',
-  description: [
-    "Did training help? Evaluates the run's environment on the same items for the base model and the run's latest (or chosen) tinker://",
-    "sampler checkpoints, through Tinker's OpenAI-compatible endpoint (TINKER_OAI_BASE_URL, with TINKER_API_KEY; this costs Tinker sampling).",
-    "Uses the environment's own held-out evaluation (atroposlib evaluate) when it defines one, else scored process rollouts; a cookbook run of a",
-    "verifiers environment is evaluated with verifiers' own eval (vf_eval); says which. A cookbook recipe that is not a verifiers environment (math_rl) is refused with the reason.",
-    'Answers per model the score with a 95% interval, the difference to the baseline with its interval, and a verdict (better /',
-    'no_clear_difference / worse). Works while the run trains (saved checkpoints only; the run is not touched). Answers when done or after',
-    'wait_seconds with {eval_id, status: "running"}; call again with {eval_id}. Read samples with rl_get_rollouts({eval_id}).',
-    'A client with the MCP tasks extension gets a task at once instead, which runs to the end (cancelling it stops the evaluation).',
-  ].join(' '),
+  description:
+    "Did training help? Evaluates a run's checkpoints against its base model on the same items through Tinker (costs Tinker sampling): scores with 95% intervals and a verdict (better / no_clear_difference / worse). Works while training. Answers when done or after wait_seconds with eval_id: call again with {eval_id}. As an MCP task it runs to the end. Next: rl_get_rollouts({eval_id}).",
   input,
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   // As a task the evaluation runs to its end; the task is the evaluation (eval_id) in its registry.
-  task: registryJobTask<'eval_id', z.output<typeof input>, EvaluationOutput>('eval_id', (runtime) => runtime.evaluations, begin),
+  modes: modesById(input, 'eval_id', ['wait_seconds']),
+  task: registryJobTask<'eval_id', z.output<typeof input>, EvaluationOutput>('evaluation', 'eval_id', (runtime) => runtime.evaluations, begin),
   handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

@@ -1,5 +1,5 @@
 /** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { costEstimate } from '../runtime/wiring/costs.js';
 import { lastKnownModels, servedText } from '../runtime/tinker/models.js';
 import { estimateSchema } from './costSchemas.js';
@@ -20,11 +20,7 @@ export const rlGetCurrentConfig = defineTool({
   name: 'rl_get_current_config',
   title: 'Show the current RL config',
   description:
-    'Show the selected environment\'s config: configurable_fields (name, type, default, description, current_value) that rl_edit_config can change, ' +
-    `values longer than ${SHOWN_VALUE_CHARS} characters shown by their start, ` +
-    'locked_fields fixed by the operator (model, steps, ...) with their locked_value, and the run\'s wandb_project. The selection is the one saved ' +
-    'in RL_HOME (selected_at says when), shared by every server using it; a selection whose environment is gone or whose fields changed is ' +
-    'refused with the fix. base_model flags a model Tinker no longer serves (rl_start_training refuses it), naming the live ones.',
+    "Shows the selected environment's config: the fields rl_edit_config can change (type, default, current value), the fields the operator locked, and wandb_project; flags a base model Tinker no longer serves. Read-only. Next: rl_edit_config, rl_test_inference or rl_estimate_cost.",
   input: z.object({}).strict(),
   output: z.object({
     environment: z.string(),

@@ -1,5 +1,5 @@
 /** rl_get_results: outcome, trained weights and W&B metrics of a run (Hermes tool 8). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { runResults } from '../runtime/wiring/reports.js';
 import { DEFAULT_HISTORY_SAMPLES, MAX_HISTORY_SAMPLES } from '../runtime/wandb/reader.js';
 import { runCostSchema } from './costSchemas.js';
@@ -11,14 +11,7 @@ export const rlGetResults = defineTool({
   name: 'rl_get_results',
   title: 'Get a run\'s results',
   description:
-    'Results of a training run, finished or still running: outcome (completed/failed/stopped with the reason, e.g. the trainer\'s ' +
-    '"Error in step" line), trained weights from the trainer log (latest tinker:// checkpoint, the newest checkpoints, the "final" ' +
-    'path the trainer prints, which upstream never saves), and from W&B the final metrics, a sampled history joined on _step ' +
-    `(samples, default ${DEFAULT_HISTORY_SAMPLES}, at most ${MAX_HISTORY_SAMPLES}) and text sparklines of reward, loss and accuracy. ` +
-    'Per key, history_summary gives first, last, min, max and mean. cost has the estimate and beside it cost.billed, what Tinker ' +
-    'billed (its usage rows, hours behind); storage says what the checkpoints kept on Tinker cost per month. An answer holds about 20,000 characters of history rows: with more ' +
-    'samples than fit, history is evenly thinned and every sampled row is written to history_file. ' +
-    'Not rate limited. A W&B problem comes back as wandb_error beside the rest.',
+    "Results of a training run, ended or still running: outcome and reason, trained weights (tinker:// checkpoints), final W&B metrics with a sampled history and sparklines, spend and checkpoint storage cost. Not rate limited. Next: rl_evaluate (did training help?) and rl_checkpoints (keep or delete weights).",
   input: z
     .object({
       run_id: runIdInput,

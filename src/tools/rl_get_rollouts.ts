@@ -1,5 +1,5 @@
 /** rl_get_rollouts: a few scored samples to read, from a test, an evaluation or a running run. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { getRollouts } from '../runtime/wiring/rollouts.js';
 import { EVAL_ID_PATTERN, TEST_ID_PATTERN } from '../core/files/home.js';
 import { MAX_ROLLOUTS, ROLLOUT_FILTERS } from '../runtime/evaluation/picking.js';
@@ -8,13 +8,13 @@ import { runIdInput } from './runSchemas.js';
 
 const input = z
   .object({
-    run_id: runIdInput.optional().describe("A running run: its latest scored group (the Atropos API's /latest_example)"),
-    test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id from rl_test_inference').optional().describe('An inference test: its models\' scored groups'),
-    eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id from rl_evaluate').optional().describe("An evaluation: each model's scored samples"),
-    model: z.string().min(1).max(256).optional().describe('Only this model (a tested model, or an evaluation label such as base or step_5)'),
+    run_id: runIdInput.optional().describe('A running run: its latest scored group'),
+    test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id from rl_test_inference').optional(),
+    eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id from rl_evaluate').optional(),
+    model: z.string().min(1).max(256).optional().describe('Only this model (or evaluation label: base, step_5)'),
     limit: z.number().int().min(1).max(MAX_ROLLOUTS).default(3),
-    filter: z.enum(ROLLOUT_FILTERS).default('best').describe('best: highest scores first; worst: lowest first; random: seeded'),
-    seed: z.number().int().min(0).max(2 ** 31).default(0).describe('The seed of filter "random"'),
+    filter: z.enum(ROLLOUT_FILTERS).default('best'),
+    seed: z.number().int().min(0).max(2 ** 31).default(0),
   })
   .strict();
 
@@ -31,10 +31,7 @@ export const rlGetRollouts = defineTool({
   name: 'rl_get_rollouts',
   title: 'Read scored rollouts',
   description:
-    'A few scored samples (prompt, completion, score) to read what the model actually writes and catch reward hacking: from an ' +
-    'inference test (test_id), an evaluation (eval_id), or a running run (run_id: the latest group the Atropos API received). ' +
-    `Exactly one of them. limit (at most ${MAX_ROLLOUTS}), filter best / worst / random (seeded). Long texts are cut in the middle ` +
-    'with a marker; each rollout names the resource holding it whole.',
+    "A few scored samples (prompt, completion, score) to read what the model writes and catch reward hacking, from one of: an inference test (test_id), an evaluation (eval_id), a running run (run_id). Read-only.",
   input,
   output: z.object({
     source: z.object({ kind: z.enum(['inference_test', 'evaluation', 'run']), id: z.string(), models: z.array(z.string()).optional() }),

@@ -1,7 +1,7 @@
 /** rl_list_environments: the trainable environments found by static discovery (Hermes tool 1). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { environmentDirs } from '../runtime/environments/catalog.js';
-import { environmentPage, frameworkOfEnvironment, MAX_DESCRIPTION_CHARS, type DiscoveredEnvironment } from '../runtime/environments/report.js';
+import { environmentPage, frameworkOfEnvironment, type DiscoveredEnvironment } from '../runtime/environments/report.js';
 import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
 import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerFitOf, tinkerProblemDetails } from '../runtime/environments/tinkerReadiness.js';
 import { defineTool } from './define.js';
@@ -52,11 +52,7 @@ export const rlListEnvironments = defineTool({
   name: 'rl_list_environments',
   title: 'List RL environments',
   description:
-    'List the environments available for training (found by reading the source, never importing it; new and edited files are seen at once): ' +
-    "Atropos environments (framework atropos) and, from RL_PYTHON's tinker-cookbook, its RL recipes and the installed verifiers environments (framework " +
-    'cookbook, with their recipe and vf_env_id); framework filters. Each has a name for rl_select_environment and a file_path to read. Also reports files that do not parse (skipped), names used twice (duplicates, with the ' +
-    'select_as value that picks each) and abstract bases left out. Large trees come in pages: count says how many are shown, total how many ' +
-    `match; call again with offset = next_offset for more, or narrow with search. Descriptions are cut at ${MAX_DESCRIPTION_CHARS} characters.`,
+    "Lists the environments you can train: Atropos environments and tinker-cookbook RL recipes and verifiers environments (framework). Call it first, then rl_select_environment(name). Read-only. Pages: pass next_offset back as offset, or narrow with search. Also lists unparsable files, duplicate names (pick with select_as) and abstract bases.",
   input: z
     .object({
       search: z.string().min(1).max(200).optional().describe('Only environments whose name, class or description contains this (case-insensitive)'),

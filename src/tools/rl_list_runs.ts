@@ -1,5 +1,5 @@
 /** rl_list_runs: the runs in the registry, newest first, a page at a time (Hermes tool 9). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_PAGE, STATUS_FILTERS } from '../runtime/runs/registry/listing.js';
 import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
 import { defineTool } from './define.js';
@@ -10,16 +10,12 @@ export const rlListRuns = defineTool({
   name: 'rl_list_runs',
   title: 'List training runs',
   description:
-    'Training runs on this host, newest first, from the persistent registry (runs survive server restarts and are shared by every ' +
-    'server using the same RL_HOME), a page at a time: pass next_cursor back as cursor for the next page; runs started meanwhile ' +
-    'do not shift the pages. Filter by status (one status, or "active" / "ended") and environment. A run whose record is damaged ' +
-    'is listed with status "unknown" and the reason. A page holds fewer than limit runs when they would make a long answer (count says how many; ' +
-    'next_cursor goes on). Cheap: records are read again only when they changed.',
+    "Lists the training runs of this RL_HOME, newest first, a page at a time (pass next_cursor back as cursor); filter by status or environment. Read-only; runs survive server restarts. Next: rl_check_status or rl_compare_runs.",
   input: z
     .object({
       limit: z.number().int().min(1).max(MAX_PAGE).default(50).describe(`Runs per page (1-${MAX_PAGE})`),
-      cursor: z.string().max(500).optional().describe('next_cursor of the previous answer: the page after it, with the same filters'),
-      status: z.enum(STATUS_FILTERS).optional().describe('Only runs in this status; "active" = starting, running or stopping; "ended" = completed, failed or stopped'),
+      cursor: z.string().max(500).optional().describe('next_cursor of the previous page'),
+      status: z.enum(STATUS_FILTERS).optional(),
       environment: z.string().max(200).optional().describe('Only runs of this environment'),
     })
     .strict(),

@@ -1,8 +1,8 @@
 /** rl_read_log: bounded, redacted reading of a run's or an inference test's log, as a tool. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { readLog } from '../runtime/wiring/logs.js';
 import { RUN_PROCESSES, TEST_ID_PATTERN } from '../core/files/home.js';
-import { DEFAULT_LOG_LINES, MAX_LINE_CHARS, MAX_LOG_LINES } from '../core/files/logLines.js';
+import { DEFAULT_LOG_LINES, MAX_LOG_LINES } from '../core/files/logLines.js';
 import { defineTool } from './define.js';
 import { runIdInput } from './runSchemas.js';
 
@@ -10,21 +10,16 @@ export const rlReadLog = defineTool({
   name: 'rl_read_log',
   title: 'Read a log',
   description:
-    'Read a training run\'s log (run_id + process: api, trainer or env; default trainer) or an inference test model\'s log ' +
-    '(test_id + model, as rl_test_inference named it; optional when one model was tested). Without offset: the last `lines` lines. ' +
-    'With offset (a next_offset from an earlier answer, or 0 for the start): `lines` lines from there; call again with next_offset ' +
-    'to follow the log as it grows. grep keeps only lines containing that text (case-insensitive, not a regex). Secrets are ' +
-    `redacted; lines are cut at ${MAX_LINE_CHARS} characters and an answer holds about 28,000 characters of lines at most. ` +
-    'The same files are the rl://runs/<id>/logs/<process> and rl://inference-tests/ resources.',
+    "Reads a log: a training run's (run_id, process) or an inference test model's (test_id, model). Default the last `lines` lines; with offset, forward from there (pass next_offset back to follow it). grep keeps matching lines. Secrets are redacted. Read-only.",
   input: z
     .object({
       run_id: runIdInput.optional(),
       test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id is 8 lowercase hex characters, as rl_test_inference returns').optional().describe('Inference test id'),
-      process: z.enum(RUN_PROCESSES).optional().describe('With run_id: which process\'s log (default trainer)'),
-      model: z.string().min(1).max(200).optional().describe('With test_id: the model id as tested (e.g. qwen/qwen3-8b) or its log file name'),
+      process: z.enum(RUN_PROCESSES).optional().describe('With run_id (default trainer)'),
+      model: z.string().min(1).max(200).optional().describe('With test_id: the model id as tested'),
       lines: z.number().int().min(1).max(MAX_LOG_LINES).default(DEFAULT_LOG_LINES).describe('Lines to return'),
-      offset: z.number().int().min(0).optional().describe('Byte offset to read forward from (next_offset of an earlier answer); absent: the end of the log'),
-      grep: z.string().min(1).max(200).optional().describe('Only lines containing this text (case-insensitive substring)'),
+      offset: z.number().int().min(0).optional().describe('Read forward from here (a next_offset); absent: the tail'),
+      grep: z.string().min(1).max(200).optional().describe('Only lines containing this (case-insensitive)'),
     })
     .strict(),
   output: z.object({

@@ -1,5 +1,5 @@
 /** rl_resume_training: start a failed or stopped cookbook run again where it left off, same run id. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { runLogUri } from '../core/resourceUris.js';
 import type { RunProcess } from '../core/files/home.js';
 import { defineTool } from './define.js';
@@ -9,11 +9,7 @@ export const rlResumeTraining = defineTool({
   name: 'rl_resume_training',
   title: 'Resume a training run',
   description:
-    'Start a run that ended failed or stopped again where it left off: the same run id, directory and log_path, from the last state it saved ' +
-    '(with its optimizer; the batch after that checkpoint runs again), so its steps, metrics history and spend carry on. Works for cookbook runs ' +
-    "(tinker-cookbook recipes and verifiers environments); an Atropos run is refused with the reason (its trainer cannot load a saved state), as is a run " +
-    'that saved no state yet, a completed or active one. Counts against RL_MAX_CONCURRENT_RUNS like a start, and costs Tinker compute again. Returns at once ' +
-    'with status "starting"; follow it with rl_wait_for_run or rl_check_status.',
+    "Restarts a failed or stopped cookbook training run from its last saved state: the same run_id, with its steps, metrics and spend carried on; costs Tinker compute again. Refused with the reason for an Atropos run or a run that saved no state. Returns at once; next: rl_wait_for_run.",
   input: z.object({ run_id: runIdInput }).strict(),
   output: z.object({
     run_id: z.string(),

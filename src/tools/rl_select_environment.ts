@@ -1,5 +1,5 @@
 /** rl_select_environment: choose the environment to train and load its config (Hermes tool 2). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerFitOf } from '../runtime/environments/tinkerReadiness.js';
 import { frameworkOfEnvironment } from '../runtime/environments/report.js';
 import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
@@ -12,15 +12,13 @@ export const environmentName = z
   .min(1)
   .max(128)
   .regex(/^(?!.*\.\.)[^/\\\u0000]+$/, "must be an environment name from rl_list_environments (e.g. \"gsm8k\"), not a path: '/', '\\', '..' and NUL are not allowed")
-  .describe('Environment name from rl_list_environments (its class name also works when unique; a name two frameworks use takes the framework in front: cookbook:gsm8k)');
+  .describe('A name from rl_list_environments (or its class name; cookbook:NAME / atropos:NAME when both frameworks use it)');
 
 export const rlSelectEnvironment = defineTool({
   name: 'rl_select_environment',
   title: 'Select an RL environment',
   description:
-    'Select the environment to train (a name from rl_list_environments) and load its config fields. Resets the current config to the ' +
-    "environment's own config_init() values and sets wandb_name to <name>-<YYYYmmdd-HHMMSS>. The selection is saved in RL_HOME: every server " +
-    'sharing it (a restarted one, one per call) sees it until the next selection. Next: rl_get_current_config, then rl_edit_config as needed.',
+    "Selects the environment to train (a name from rl_list_environments) and resets the config to its defaults. Saved in RL_HOME for every server sharing it. Next: rl_get_current_config, then rl_edit_config as needed.",
   input: z
     .object({
       name: environmentName,

@@ -1,5 +1,5 @@
 /** rl_start_training: launch and supervise a training run of the selected environment, or of one named in the call (Hermes tool 5). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { previewValues, type JsonValue } from '../core/json.js';
 import type { RunProcess } from '../core/files/home.js';
 import { runLogUri } from '../core/resourceUris.js';
@@ -49,27 +49,17 @@ export const rlStartTraining = defineTool({
   name: 'rl_start_training',
   title: 'Start a training run',
   description:
-    'Start RL training of the selected environment with the current config on Tinker (paid compute; runs take hours). Returns at once with ' +
-    'run_id and status "starting": the server starts the Atropos API, the trainer and the environment in that order, each once the previous ' +
-    'is ready, and supervises them; runs survive server restarts. Model, LoRA rank, learning rate, total_steps and the like are locked by ' +
-    'the operator; set group_size, batch_size or wandb_project with rl_edit_config first, or pass them in `config` for this run only. ' +
-    'With `environment` the run starts from that environment\'s config_init() values, as a fresh rl_select_environment would, plus `config`; ' +
-    'with only `config`, from the saved selection plus `config`. A start never changes the saved selection, so one call starts a fully ' +
-    'specified run and a sweep is one call per value. `config` values are checked as rl_edit_config checks them. Refuses with the fix when the run ' +
-    'would fail or stall (no environment selected, missing TINKER_API_KEY/WANDB_API_KEY, Python < 3.11, no tinker-atropos install, an ' +
-    'environment that cannot train on Tinker, a port in use, RL_MAX_CONCURRENT_RUNS runs active). Several runs may train at once, each on its own ' +
-    'ports. Answers cost_estimate (an estimate, as rl_estimate_cost); refused over RL_MAX_RUN_COST_USD or what RL_MAX_TOTAL_COST_USD leaves; above ' +
-    'RL_CONFIRM_ABOVE_USD a client supporting elicitation is asked to confirm first. Then follow it with rl_check_status(run_id) or rl_wait_for_run.',
+    "Starts RL training on Tinker: the selected environment (or `environment`) with the current config plus `config` for this run only. Paid; runs last hours. Returns at once with run_id; the server supervises the run, across restarts. Refused with the fix when it would fail or exceed the cost limits; the user may be asked to confirm the cost. A sweep is one call per value. Next: rl_wait_for_run or rl_check_status.",
   input: z
     .object({
-      environment: environmentName.optional().describe("Train this environment (a name from rl_list_environments), from its config_init() values, instead of the saved selection's"),
+      environment: environmentName.optional().describe("Train this environment from its defaults instead of the saved selection"),
       config: z
         .record(z.string().min(1).max(128), configValue)
         .optional()
-        .describe('Field -> value for this run only, each checked as rl_edit_config checks it (e.g. {"group_size": 8}); the saved selection is not changed'),
-      placement: runKind.placement.optional().describe('Where the run\'s processes run: local (this host) or slurm (steps of one Slurm job); default RL_PLACEMENT'),
-      slurm: slurmResources.optional().describe("The run's Slurm job, for placement slurm: each unset value comes from the RL_SLURM_* settings"),
-      dry_run: z.boolean().optional().describe('Check and lay the run out (its Slurm job script included) and answer it, without writing or starting anything'),
+        .describe('Field -> value for this run only (e.g. {"group_size": 8}), checked as rl_edit_config checks it'),
+      placement: runKind.placement.optional().describe('local (this host) or slurm (one Slurm job); default RL_PLACEMENT'),
+      slurm: slurmResources.optional().describe('placement slurm: the job'),
+      dry_run: z.boolean().optional().describe('Check and lay the run out (with its Slurm script), start nothing'),
     })
     .strict(),
   output: z.object({

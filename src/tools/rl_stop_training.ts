@@ -1,5 +1,5 @@
 /** rl_stop_training: stop a run's processes, environment -> trainer -> API (Hermes tool 7). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool } from './define.js';
 import { runIdInput, runStatus } from './runSchemas.js';
 
@@ -7,9 +7,7 @@ export const rlStopTraining = defineTool({
   name: 'rl_stop_training',
   title: 'Stop a training run',
   description:
-    'Stop a training run: the environment, then the trainer, then the Atropos API, each whole process group with SIGTERM and SIGKILL after ' +
-    'the grace period. Works during start-up (nothing more is started). Idempotent: a run that already ended answers that it is not running. ' +
-    'The trained weights saved so far stay available (rl_get_results).',
+    "Stops a training run: environment, trainer, then API (SIGTERM, then SIGKILL). Idempotent. Checkpoints saved so far stay (rl_get_results); a stopped cookbook run can continue with rl_resume_training.",
   input: z.object({ run_id: runIdInput }).strict(),
   output: z.object({ message: z.string(), run_id: z.string(), status: runStatus }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

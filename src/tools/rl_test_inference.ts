@@ -1,13 +1,14 @@
 /** rl_test_inference: smoke-test the selected environment against OpenAI-compatible models. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SERVER_TYPES } from '../runtime/inference/command.js';
 import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS } from '../runtime/inference/testRegistry.js';
 import { TEST_ID_PATTERN } from '../core/files/home.js';
 import { DEFAULT_TEST_MODELS } from '../runtime/inference/models.js';
 import { defineTool, type ToolContext } from './define.js';
 import { registryJobTask } from './jobTasks.js';
+import { modesById } from './argumentErrors.js';
 import type { TestAnswer } from '../runtime/inference/answer.js';
-import type { WaitOptions } from '../runtime/inference/jobWait.js';
+import type { WaitOptions } from '../runtime/jobs/wait.js';
 import { serverEntriesNeeded } from '../runtime/environments/tinkerReadiness.js';
 import { environmentName } from './rl_select_environment.js';
 
@@ -16,17 +17,16 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const input = z
   .object({
-    environment: environmentName.optional().describe('Test this environment (a name from rl_list_environments) instead of the selected one; the selection is not changed'),
+    environment: environmentName.optional().describe('Test this environment instead of the selected one'),
     num_steps: z.number().int().min(1).max(50).default(3).describe('Groups (steps) per model'),
-    group_size: z.number().int().min(1).max(64).default(16).describe('Completions per group; 3 x 16 = 48 rollouts per model'),
+    group_size: z.number().int().min(1).max(64).default(16).describe('Completions per group'),
     models: z
       .array(z.string().min(1).max(256).regex(MODEL_ID, 'a model id such as qwen/qwen3-8b, Qwen/Qwen3-8B or tinker://.../sampler_weights/step_N'))
       .min(1)
       .max(8)
       .optional()
       .describe(
-        `Model ids to test, exactly these (default: ${DEFAULT_TEST_MODELS.map((m) => m.id).join(', ')}). tinker://.../sampler_weights/step_N checkpoints, ` +
-          'and Tinker base models (Hugging Face ids such as Qwen/Qwen3-8B, unless base_url is given), are sampled through TINKER_OAI_BASE_URL with TINKER_API_KEY',
+        `Default: ${DEFAULT_TEST_MODELS.map((m) => m.id).join(', ')}. tinker:// checkpoints and Tinker base models (Qwen/Qwen3-8B) are sampled through Tinker unless base_url is given`,
       ),
     base_url: z.string().min(1).max(2048).default(DEFAULT_BASE_URL).describe('OpenAI-compatible endpoint (http or https)'),
     api_key_env: z
@@ -35,17 +35,17 @@ const input = z
       .max(128)
       .regex(ENV_NAME, 'an environment variable name')
       .default(DEFAULT_API_KEY_ENV)
-      .describe("Name of the server's environment variable holding the endpoint's key, ending in _API_KEY (never the key itself)"),
+      .describe("The server's environment variable holding the endpoint's key (never the key)"),
     server_type: z.enum(SERVER_TYPES).default('openai'),
-    timeout_seconds: z.number().int().min(1).max(3600).default(600).describe('Per model; the model is killed and reported timed_out after it'),
+    timeout_seconds: z.number().int().min(1).max(3600).default(600).describe('Per model'),
     wait_seconds: z
       .number()
       .int()
       .min(0)
       .max(MAX_WAIT_SECONDS)
       .default(50)
-      .describe('How long this call waits before answering status "running"; keep it below the client\'s request timeout (often 60 s)'),
-    test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id returned by an earlier call').optional().describe('Wait again on (or fetch) a test started earlier; other arguments are then ignored'),
+      .describe('This call answers by then (keep under the client timeout, often 60 s)'),
+    test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id returned by an earlier call').optional().describe('A test started earlier: wait on it or fetch it (only wait_seconds beside it)'),
     use_wandb: z.boolean().default(false).describe('Log the test to W&B (needs WANDB_API_KEY)'),
   })
   .strict();
@@ -142,21 +142,13 @@ async function begin(args: z.output<typeof input>, ctx: ToolContext, wait: WaitO
 export const rlTestInference = defineTool({
   name: 'rl_test_inference',
   title: 'Smoke-test the environment against models',
-  description: [
-    'Run the selected environment (or the one named in `environment`) in atroposlib `process` mode against',
-    'OpenAI-compatible models (default OpenRouter with OPENROUTER_API_KEY) before paying for training: per model,',
-    'num_steps groups of group_size completions are scored by',
-    'the environment; reports accuracy (score > 0), step success and a summary. Models run concurrently, each with its',
-    'own timeout. The call answers when done or after wait_seconds with {test_id, status: "running", progress}; call',
-    'again with {test_id} to wait more or get the result. Cancelling the call that started a test stops the test;',
-    'cancelling a call that only waits on test_id does not. Files: RL_HOME/inference_tests/<test_id>/ (result_file holds every',
-    'completion\'s score; read a model\'s log with rl_read_log({test_id, model})). A client with the MCP tasks extension gets a task at once',
-    'instead, which runs to the end (cancelling it stops the test).',
-  ].join(' '),
+  description:
+    "Smoke-tests an environment before paying for training: runs it against OpenAI-compatible models (default OpenRouter) and scores each model's completions; it also measures the lengths rl_estimate_cost needs. Costs endpoint tokens only. Answers when done or after wait_seconds with test_id: call again with {test_id}. As an MCP task it runs to the end.",
   input,
   output,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   // As a task the test runs to its end; the task is the test (test_id) in its registry.
-  task: registryJobTask<'test_id', z.output<typeof input>, TestAnswer>('test_id', (runtime) => runtime.inferenceTests, begin),
+  modes: modesById(input, 'test_id', ['wait_seconds']),
+  task: registryJobTask<'test_id', z.output<typeof input>, TestAnswer>('inference_test', 'test_id', (runtime) => runtime.inferenceTests, begin),
   handler: (args, ctx) => begin(args, ctx, { waitSeconds: args.wait_seconds, signal: ctx.signal, onProgress: ctx.progress }),
 });

@@ -1,18 +1,15 @@
 /** rl_wait_for_run: waits, within one call, until a run is running, made one more step, or ended. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { UserError } from '../core/errors.js';
 import { isDamaged, isEnded } from '../runtime/runs/registry/record.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, stepsOf, WAIT_CONDITIONS, type WaitAnswer, type WaitCondition } from '../runtime/runs/waiting.js';
-import { defineTool, type TaskSupport, type ToolContext } from './define.js';
+import { defineTool, type TaskJob, type TaskSupport, type ToolContext } from './define.js';
 import { healthSchema, runIdInput, runStatus } from './runSchemas.js';
 
-/** A task's job: the run, the condition, and the steps completed when the task began ("step" means one more). */
-const jobOf = (runId: string, until: WaitCondition, baseline: number): string => JSON.stringify([runId, until, baseline]);
-
 /** One look at the run, as the tool answers it, with the seconds since the task began. */
-async function look(job: string, ctx: ToolContext, since: Date): Promise<WaitAnswer> {
-  const [runId, until, baseline] = JSON.parse(job) as [string, WaitCondition, number];
-  const answer = await ctx.runtime.runs.waitFor(runId, { until, timeoutSeconds: 0, baseline });
+async function look(job: TaskJob, ctx: ToolContext, since: Date): Promise<WaitAnswer> {
+  if (job.kind !== 'run') throw new Error(`a run wait was given a ${job.kind} job`);
+  const answer = await ctx.runtime.runs.waitFor(job.run_id, { until: job.until, timeoutSeconds: 0, baseline: job.baseline });
   return { ...answer, waited_seconds: Math.round((Date.now() - since.getTime()) / 100) / 10 };
 }
 
@@ -25,7 +22,8 @@ function waitTask(): TaskSupport<{ run_id: string; until: WaitCondition }> {
     async start({ run_id, until }, ctx) {
       const entry = ctx.runtime.runs.current(run_id);
       if (isDamaged(entry)) throw new UserError(`Run '${run_id}' cannot be read: ${entry.damaged}`, { run_id });
-      const job = jobOf(run_id, until, stepsOf(entry));
+      // "step" means one more than when the task began.
+      const job: TaskJob = { kind: 'run', run_id, until, baseline: stepsOf(entry) };
       const answer = await look(job, ctx, new Date());
       return finished(answer) ? { answer } : { answer, job };
     },
@@ -34,8 +32,7 @@ function waitTask(): TaskSupport<{ run_id: string; until: WaitCondition }> {
       const step = answer.progress ? `, step ${answer.progress.step}/${answer.progress.total_steps}` : '';
       return { answer, state: finished(answer) ? 'completed' : 'working', message: `${answer.status}${answer.phase ? `, ${answer.phase}` : ''}${step}` };
     },
-    // Nothing runs for a wait: the task just ends (tasks.ts remembers it).
-    cancel: () => Promise.resolve(),
+    // Nothing runs for a wait: a cancel just ends the task (tasks.ts marks it).
   };
 }
 
@@ -43,12 +40,7 @@ export const rlWaitForRun = defineTool({
   name: 'rl_wait_for_run',
   title: 'Wait for a training run',
   description:
-    'Waits until a run reaches a point, then answers: until "running" (the run reached running), "step" (the trainer completed one ' +
-    'more step than when the call began) or "ended" (completed, failed or stopped). Returns as soon as that holds, when the run ends ' +
-    `whatever until says, or after timeout_seconds (1-${MAX_WAIT_SECONDS}, default ${DEFAULT_WAIT_SECONDS}) with reached: false; call it again to keep waiting. ` +
-    'Answers status, phase, health and progress from the run record; not rate limited and does not use up rl_check_status\'s window. ' +
-    'Sends progress notifications while it waits when the client asks for them. A client with the MCP tasks extension gets a task ' +
-    'instead, which waits until the condition holds or the run ends (timeout_seconds, there for the client\'s own call timeout, does not apply).',
+    "Waits until a run is running, made one more step, or ended (until), for at most timeout_seconds, then answers its status; reached: false means call again. Not rate limited. As an MCP task it waits until the condition holds or the run ends. Next, once ended: rl_get_results.",
   input: z
     .object({
       run_id: runIdInput,

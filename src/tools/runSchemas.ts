@@ -1,10 +1,10 @@
 /** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results, rl_dashboard_snapshot). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { RUN_ID_PATTERN, RUN_PROCESSES } from '../core/files/home.js';
 import { FRAMEWORKS, PLACEMENTS, RUN_STATUSES } from '../runtime/runs/registry/record.js';
 import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';
 
-export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id from rl_start_training or rl_list_runs');
+export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id (rl_list_runs lists them)');
 
 export const runStatus = z.enum(RUN_STATUSES);
 
@@ -60,10 +60,10 @@ export const processLogUris = perProcess(z.string()).describe('The same logs as 
 /** What a start may ask of its Slurm job; each is checked again (and the unset ones filled) from the RL_SLURM_* settings. */
 export const slurmResources = z
   .object({
-    partition: z.string().min(1).max(200).optional().describe('Slurm partition (default RL_SLURM_PARTITION, else the cluster\'s default)'),
-    account: z.string().min(1).max(200).optional().describe('Slurm account (default RL_SLURM_ACCOUNT)'),
-    time_limit: z.string().min(1).max(40).optional().describe('Time limit, as sbatch --time takes it: minutes, HH:MM:SS, D-HH:MM:SS, ... (default RL_SLURM_TIME_LIMIT, else the partition\'s)'),
-    cpus_per_process: z.number().int().min(1).max(1024).optional().describe('CPUs of each process\'s step (default RL_SLURM_CPUS_PER_PROCESS)'),
-    mem_per_process: z.string().min(1).max(20).optional().describe('Memory of each process\'s step, e.g. 4G or 500M (default RL_SLURM_MEM_PER_PROCESS)'),
+    partition: z.string().min(1).max(200).optional().describe('Default RL_SLURM_PARTITION'),
+    account: z.string().min(1).max(200).optional().describe('Default RL_SLURM_ACCOUNT'),
+    time_limit: z.string().min(1).max(40).optional().describe('As sbatch --time takes it (default RL_SLURM_TIME_LIMIT)'),
+    cpus_per_process: z.number().int().min(1).max(1024).optional().describe('Per process (default RL_SLURM_CPUS_PER_PROCESS)'),
+    mem_per_process: z.string().min(1).max(20).optional().describe('Per process, e.g. 4G (default RL_SLURM_MEM_PER_PROCESS)'),
   })
   .strict();

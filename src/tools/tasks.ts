@@ -9,19 +9,23 @@
  * an inference test, under RL_HOME) or the run it waits on, and its id names the tool, the job and
  * when it began, signed with a key kept in RL_HOME (unguessable, and readable by any server sharing
  * RL_HOME, also after the host restarted this one). Its status is what the tool answers about the
- * job now. Only a cancelled wait, which has no work to stop and no registry to say so, is
- * remembered in memory. See docs/architecture.md, "Tasks".
+ * job now. tasks/cancel of a task that owns its job stops the job (from any server: the registry
+ * carries the cancel to the server that runs it) and answers only once its processes are stopped,
+ * else an error saying what happened; a task that only waits has nothing to stop, and its cancel is
+ * a mark under RL_HOME. See docs/architecture.md, "Tasks".
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import * as z from 'zod';
 import { UserError } from '../core/errors.js';
-import { taskKeyPath } from '../core/files/home.js';
+import { cancelledTaskPath, taskKeyPath } from '../core/files/home.js';
 import { persistentKey } from '../core/files/secretKey.js';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import { requestDeclares } from '../server/clientCapabilities.js';
-import type { ToolCatalog } from './catalog.js';
-import { answering, type TaskState, type ToolContext, type ToolDefinition } from './define.js';
+import { toolCatalog } from './catalog.js';
+import { answering, type TaskJob, type TaskState, type ToolContext, type ToolDefinition } from './define.js';
 
 export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
 /** How often a client should ask; the jobs take minutes, a look costs a file read. */
@@ -42,9 +46,17 @@ interface TaskView {
 
 interface TaskRef {
   tool: string;
-  job: string;
+  job: TaskJob;
   createdAt: string;
 }
+
+const isRef = (v: unknown): v is TaskRef => {
+  const r = v as Partial<TaskRef> | null;
+  return typeof r === 'object' && r !== null && typeof r.tool === 'string' && typeof r.createdAt === 'string' && typeof r.job === 'object' && r.job !== null && typeof r.job.kind === 'string';
+};
+
+/** A task that owns its job's processes (its call started the job); any other only waits. */
+const ownsProcesses = (job: TaskJob): boolean => job.kind !== 'run' && job.owned;
 
 /** Task ids: the task's reference, readable, with an HMAC of it so no one can make one up. */
 class TaskIds {
@@ -53,7 +65,7 @@ class TaskIds {
   constructor(private readonly home: string) {}
 
   issue(ref: TaskRef): string {
-    const body = Buffer.from(JSON.stringify([ref.tool, ref.job, ref.createdAt])).toString('base64url');
+    const body = Buffer.from(JSON.stringify(ref)).toString('base64url');
     return `${body}.${this.mac(body).toString('base64url')}`;
   }
 
@@ -63,8 +75,8 @@ class TaskIds {
     const expected = this.mac(body);
     const given = Buffer.from(mac, 'base64url');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-    const [tool, job, createdAt] = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as string[];
-    return tool !== undefined && job !== undefined && createdAt !== undefined ? { tool, job, createdAt } : undefined;
+    const ref: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    return isRef(ref) ? ref : undefined;
   }
 
   private mac(body: string): Buffer {
@@ -82,21 +94,20 @@ const detached = (runtime: Runtime): ToolContext => ({
 
 const notFound = (why: string): ProtocolError => new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: ${why}`);
 
+/** Where a waiting task's cancel is marked, for every server sharing RL_HOME. */
+const cancelMark = (home: string, taskId: string): string => cancelledTaskPath(home, createHash('sha256').update(taskId).digest('hex').slice(0, 32));
+
 export class Tasks {
   private readonly ids: TaskIds;
-  private readonly cancelled = new Set<string>();
 
-  constructor(
-    private readonly runtime: Runtime,
-    private readonly catalog: ToolCatalog,
-  ) {
+  constructor(private readonly runtime: Runtime) {
     this.ids = new TaskIds(runtime.settings.home);
   }
 
   /** A call to `tool` as a task: the task, or the tool's answer when nothing is left to run (a refusal, a finished job). */
   async start(tool: ToolDefinition, args: unknown): Promise<CallToolResult | (TaskView & { resultType: 'task' })> {
     const createdAt = new Date().toISOString();
-    let job: string | undefined;
+    let job: TaskJob | undefined;
     const answer = await answering(tool, this.runtime, async () => {
       const started = await tool.task!.start(args as never, detached(this.runtime));
       job = started.job;
@@ -113,11 +124,31 @@ export class Tasks {
     return view.status === 'completed' ? { ...view, result: { ...answer, resultType: 'complete' } } : view;
   }
 
-  /** tasks/cancel: the job's work is stopped (an evaluation's or a test's processes); acknowledged either way. */
+  /**
+   * tasks/cancel: a task that owns its job is acknowledged once the job's processes are stopped,
+   * else refused with what happened (the task goes on showing the job's status); a waiting task
+   * is marked cancelled.
+   */
   async cancel(taskId: string): Promise<Record<string, never>> {
     const { tool, ref } = await this.resolve(taskId);
-    await tool.task!.cancel(ref.job, detached(this.runtime));
-    this.cancelled.add(taskId);
+    if (ownsProcesses(ref.job) && tool.task!.cancel !== undefined) {
+      let outcome;
+      try {
+        outcome = await tool.task!.cancel(ref.job, detached(this.runtime));
+      } catch (err) {
+        if (err instanceof UserError) throw notFound(err.message);
+        throw err;
+      }
+      if (!outcome.stopped) {
+        this.runtime.logger.warn({ tool: tool.name, job: ref.job, why: outcome.why }, 'task not cancelled');
+        // A task already in a terminal status is invalid params, as the extension says; a job left running is not.
+        throw new ProtocolError(outcome.ended === true ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError, `The task was not cancelled: ${outcome.why}`);
+      }
+    } else {
+      const mark = cancelMark(this.runtime.settings.home, taskId);
+      mkdirSync(dirname(mark), { recursive: true });
+      writeFileSync(mark, new Date().toISOString());
+    }
     this.runtime.logger.info({ tool: tool.name, job: ref.job }, 'task cancelled');
     return {};
   }
@@ -130,7 +161,7 @@ export class Tasks {
 
   private async resolve(taskId: string): Promise<{ tool: ToolDefinition; ref: TaskRef }> {
     const ref = this.ids.read(taskId);
-    const tool = ref && (await this.catalog.definition(ref.tool));
+    const tool = ref && toolCatalog().get(ref.tool)?.tool;
     if (ref === undefined || tool?.task === undefined) throw notFound('Task not found');
     return { tool, ref };
   }
@@ -146,11 +177,12 @@ export class Tasks {
       throw err;
     }
     const answer = (await answering(tool, this.runtime, () => polled.answer)) as CallToolResult;
-    const status = polled.state === 'working' && this.cancelled.has(taskId) ? 'cancelled' : polled.state;
+    const waitCancelled = polled.state === 'working' && !ownsProcesses(ref.job) && existsSync(cancelMark(this.runtime.settings.home, taskId));
+    const status = waitCancelled ? 'cancelled' : polled.state;
     const view: TaskView = {
       taskId,
       status,
-      statusMessage: status === 'cancelled' && polled.state === 'working' ? 'Cancelled' : polled.message,
+      statusMessage: waitCancelled ? 'Cancelled' : polled.message,
       createdAt: ref.createdAt,
       lastUpdatedAt: polled.updatedAt ?? new Date().toISOString(),
       ttlMs: null,

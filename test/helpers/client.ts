@@ -10,6 +10,7 @@ import { after } from 'node:test';
 import { Runtime } from '../../src/runtime/wiring/runtime.js';
 import { loadSettings } from '../../src/runtime/config/settings.js';
 import { createServer } from '../../src/server/server.js';
+import { SessionTap } from '../../src/server/sessionTap.js';
 import { DIST_ENTRY, testEnv } from './tmp.js';
 
 export interface ToolAnswer {
@@ -65,10 +66,13 @@ export function closedAfterFile(close: () => Promise<void>): () => Promise<void>
 /** A server over the in-memory transport with settings from `testEnv(env)`; closed after the file. */
 export async function connectInMemory(env: Record<string, string | undefined> = {}, cwd?: string, capabilities: ClientCapabilities = {}): Promise<InMemoryHarness> {
   const runtime = new Runtime(loadSettings(testEnv(env), cwd));
-  const { server } = createServer(runtime);
+  const { server, resources } = createServer(runtime);
   const client = new Client({ name: 'test-client', version: '0.0.0' }, { capabilities });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await Promise.all([client.connect(clientTransport), server.connect(serverTransport)]);
+  // The transport under the server as in production (src/server/stdio.ts).
+  const tap = new SessionTap(serverTransport, runtime.logger);
+  tap.follow(resources);
+  await Promise.all([client.connect(clientTransport), server.connect(tap)]);
   const close = closedAfterFile(async () => {
     await client.close();
     await runtime.close();

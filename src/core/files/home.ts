@@ -12,9 +12,9 @@
  *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/,
  *                   wandb-history.json, cookbook/ (a cookbook run's log_path),
  *                   slurm/ (a Slurm run's job script and the files its steps start by)
- *     inference_tests/<test_id>/result.json, <model files>
- *     evaluations/<eval_id>/result.json, <model files> (samples, logs, the environment's metrics)
- *     tasks.key
+ *     inference_tests/<test_id>/result.json, owner.json, cancel.request, <model files>
+ *     evaluations/<eval_id>/result.json, owner.json, cancel.request, <model files> (samples, logs, the environment's metrics)
+ *     tasks.key, tasks/<digest>.cancelled (a cancelled task that waited on a job or a run)
  */
 import { join } from 'node:path';
 
@@ -81,5 +81,15 @@ export const inferenceTestDir = (home: string, testId: string): string => join(i
 export const evaluationsRoot = (home: string): string => join(home, 'evaluations');
 export const evaluationDir = (home: string, evalId: string): string => join(evaluationsRoot(home), evalId);
 export const EVALUATION_RESULT = 'result.json';
+/** The files of a job's directory (an evaluation, an inference test), the same for every kind. */
+export const JOB_FILES = {
+  result: 'result.json',
+  /** The server process that runs the job: the one that carries out a cancel. */
+  owner: 'owner.json',
+  /** Written by any server to ask the owner to cancel the job (its reason inside). */
+  cancelRequest: 'cancel.request',
+} as const;
+/** Cancelled tasks that only waited (on a run, or a job another call started): nothing of theirs runs, the mark is all. */
+export const cancelledTaskPath = (home: string, digest: string): string => join(home, 'tasks', `${digest}.cancelled`);
 /** The key that signs task ids (the MCP tasks extension), so any server sharing RL_HOME knows a task another issued. */
 export const taskKeyPath = (home: string): string => join(home, 'tasks.key');

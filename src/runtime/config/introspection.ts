@@ -8,7 +8,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadExeca } from '../../core/onDemand.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { staticFields, withKnownConstraints } from './baseEnvConfig.js';
 import { childEnv } from '../../core/childEnv.js';
 import { UserError } from '../../core/errors.js';

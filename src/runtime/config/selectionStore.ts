@@ -9,7 +9,7 @@
  */
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { diskFullError, isDiskFull } from '../../core/files/diskFull.js';
 import { UserError } from '../../core/errors.js';

@@ -11,7 +11,7 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { cookbookCachePath } from '../../core/files/home.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { childEnv } from '../../core/childEnv.js';
 import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';
 import type { Logger } from '../../core/logger.js';

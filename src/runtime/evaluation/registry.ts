@@ -1,20 +1,16 @@
 /**
- * The evaluations of this server: starts them (the Tinker key in a private 0600 file outside
- * RL_HOME, removed when the evaluation ends), finds them again by eval_id (in memory, or the
- * result.json any server left under RL_HOME), lists a run's evaluations, and stops running ones
- * when the server exits. A call that started an evaluation owns it until it returns: cancelling
- * that call cancels the evaluation; a call that only waits on eval_id stops waiting.
+ * The evaluations: starts them (the Tinker key in a private 0600 file outside RL_HOME, removed
+ * when the evaluation ends), finds them again by eval_id, lists a run's evaluations; keeping,
+ * reading and cancelling them is the job registry's (../jobs/registry.ts). A call that started an
+ * evaluation owns it until it returns: cancelling that call cancels the evaluation; a call that
+ * only waits on eval_id stops waiting.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
 import { UserError } from '../../core/errors.js';
-import { EVAL_ID_PATTERN, EVALUATION_RESULT, evaluationDir, evaluationsRoot } from '../../core/files/home.js';
 import type { JsonValue } from '../../core/json.js';
-import { isMissing, namedSubdirs, realFileOfChild } from '../../core/files/safePath.js';
-import { refuseWhenFull } from '../../core/files/diskFull.js';
 import type { CoreServices } from '../../core/services.js';
+import { JobRegistry, type CancelOutcome } from '../jobs/registry.js';
 import { writeKeyConfig } from '../inference/command.js';
-import { waitOnJob, type WaitOptions } from '../inference/jobWait.js';
+import { waitOnJob, type WaitOptions } from '../jobs/wait.js';
 import { tinkerApiKey } from '../inference/keys.js';
 import { Evaluation, type EvaluationOutput, type EvaluationParams } from './evaluation.js';
 import type { ModelRunContext } from './modelRun.js';
@@ -49,31 +45,31 @@ export interface EvaluationListing {
 }
 
 export class Evaluations {
-  private readonly running = new Map<string, Evaluation>();
-  private closed = false;
+  readonly jobs: JobRegistry<Evaluation, EvaluationOutput>;
 
-  constructor(private readonly core: CoreServices) {}
+  constructor(private readonly core: CoreServices) {
+    this.jobs = new JobRegistry(core, 'evaluation', KEPT_FINISHED);
+  }
 
   get directory(): string {
-    return evaluationsRoot(this.core.settings.home);
+    return this.jobs.directory;
   }
 
   async start(req: EvaluationRequest, opts: WaitOptions): Promise<EvaluationOutput> {
     const { settings, redactor, logger } = this.core;
-    if (this.closed) throw new UserError('The server is shutting down; evaluate again after it restarts');
+    if (this.jobs.closed) throw new UserError('The server is shutting down; evaluate again after it restarts');
     const key = tinkerApiKey(settings);
-    const active = [...this.running.values()].filter((e) => e.status === 'running');
+    const active = this.jobs.running();
     if (active.length >= MAX_RUNNING_EVALUATIONS) {
       throw new UserError(`${active.length} evaluations are already running; wait for one with rl_evaluate({eval_id})`, { running_evaluations: active.map((e) => e.id) });
     }
     redactor.add(key);
-    const { id, dir } = await this.createDirectory();
+    const { id, dir } = await this.jobs.create();
     const keyConfig = await writeKeyConfig(key);
     const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, verifiers, ...params } = req;
     const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds, ...(verifiers ? { verifiers } : {}) };
     const evaluation = new Evaluation(id, params, ctx, () => keyConfig.remove().catch((err: unknown) => logger.error({ err, eval_id: id }, 'could not remove the evaluation key file')));
-    this.running.set(id, evaluation);
-    this.prune();
+    this.jobs.add(evaluation);
     logger.info({ eval_id: id, run_id: req.run_id, models: req.models.map((m) => m.model), method: req.method }, 'evaluation started');
     const cancel = (): void => evaluation.cancel('the call that started the evaluation was cancelled');
     if (opts.signal?.aborted) cancel();
@@ -87,14 +83,14 @@ export class Evaluations {
   }
 
   async waitFor(evalId: string, opts: WaitOptions): Promise<EvaluationOutput> {
-    const evaluation = this.running.get(evalId);
+    const evaluation = this.jobs.get(evalId);
     if (evaluation) {
       await waitOnJob(evaluation, opts, MAX_EVAL_WAIT_SECONDS);
       return evaluation.output();
     }
-    const stored = await this.stored(evalId);
+    const stored = await this.jobs.stored(evalId);
     if (stored === undefined) {
-      throw new UserError(`Evaluation '${evalId}' not found`, { recent_evaluations: [...this.running.keys()].reverse(), hint: 'Start one with rl_evaluate({run_id}).' });
+      throw new UserError(`Evaluation '${evalId}' not found`, { recent_evaluations: this.jobs.list().map((e) => e.id), hint: 'Start one with rl_evaluate({run_id}).' });
     }
     if (stored.status === 'running') {
       return { ...stored, message: 'This evaluation is run by another server process sharing RL_HOME, or the server running it stopped before it finished; its files are listed in result.' };
@@ -102,38 +98,15 @@ export class Evaluations {
     return stored;
   }
 
-  /** Stops an evaluation this server runs (its model process goes at once); false when it runs nowhere here. */
-  cancel(evalId: string, reason: string): boolean {
-    const evaluation = this.running.get(evalId);
-    if (evaluation?.status !== 'running') return false;
-    evaluation.cancel(reason);
-    return true;
-  }
-
-  /** A stored result.json, or undefined when the evaluation does not exist. */
-  async stored(evalId: string): Promise<EvaluationOutput | undefined> {
-    if (!EVAL_ID_PATTERN.test(evalId)) return undefined;
-    const dir = evaluationDir(this.core.settings.home, evalId);
-    let text: string;
-    try {
-      const path = realFileOfChild(this.directory, evalId, EVALUATION_RESULT, 'evaluation');
-      if (path === undefined) return undefined;
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      if (isMissing(err)) return undefined;
-      throw err;
-    }
-    try {
-      return JSON.parse(text) as EvaluationOutput;
-    } catch {
-      throw new UserError(`Evaluation '${evalId}' left a damaged result.json in ${dir}; its logs are there; evaluate again.`);
-    }
+  /** Cancels an evaluation, run here or by another server sharing RL_HOME (../jobs/registry.ts). */
+  cancel(evalId: string, reason: string): Promise<CancelOutcome> {
+    return this.jobs.cancel(evalId, reason);
   }
 
   /** Every evaluation of a run, newest first (any server's, from their result.json). */
   private async allOfRun(runId: string): Promise<EvaluationOutput[]> {
-    const ids = await namedSubdirs(this.directory, EVAL_ID_PATTERN);
-    const found = await Promise.all(ids.map((id) => (this.running.get(id)?.output() as EvaluationOutput | undefined) ?? this.stored(id).catch(() => undefined)));
+    const ids = await this.jobs.ids();
+    const found = await Promise.all(ids.map((id) => this.jobs.get(id)?.output() ?? this.jobs.stored(id).catch(() => undefined)));
     return found.filter((e): e is EvaluationOutput => e !== undefined && e.run_id === runId).sort((a, b) => b.created_at.localeCompare(a.created_at));
   }
 
@@ -165,31 +138,7 @@ export class Evaluations {
       }));
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    const active = [...this.running.values()].filter((e) => e.status === 'running');
-    for (const evaluation of active) evaluation.cancel('the server exited', 0);
-    await Promise.all(active.map((e) => e.done));
-  }
-
-  private async createDirectory(): Promise<{ id: string; dir: string }> {
-    // A job that writes for minutes is refused before it starts, not left failing halfway.
-    refuseWhenFull(this.core.settings.home);
-    await mkdir(this.directory, { recursive: true });
-    for (;;) {
-      const id = randomBytes(4).toString('hex');
-      const dir = evaluationDir(this.core.settings.home, id);
-      try {
-        await mkdir(dir);
-        return { id, dir };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-    }
-  }
-
-  private prune(): void {
-    const finished = [...this.running.values()].reverse().filter((e) => e.status !== 'running');
-    for (const e of finished.slice(KEPT_FINISHED)) this.running.delete(e.id);
+  close(): Promise<void> {
+    return this.jobs.close();
   }
 }

@@ -1,28 +1,22 @@
 /**
- * The inference tests of this server: starts inference tests, finds them again by test_id (in memory, or the
- * result.json a finished one left under RL_HOME), waits on them for a bounded time, and kills
- * every running one when the server exits.
+ * The inference tests: checks and starts them, finds them again by test_id, waits on them for a
+ * bounded time; keeping, reading and cancelling them is the job registry's (../jobs/registry.ts).
  *
  * Cancellation: a test belongs to the call that started it until that call returns, so
  * cancelling that call kills the test (its later result says "cancelled"). A call that only
  * waits on an existing test_id stops waiting when cancelled; the test goes on.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
-import { isMissing, realFileOfChild } from '../../core/files/safePath.js';
-import { refuseWhenFull } from '../../core/files/diskFull.js';
 import type { CoreServices } from '../../core/services.js';
+import { JobRegistry, type CancelOutcome } from '../jobs/registry.js';
 import { writeKeyConfig, type ServerType } from './command.js';
 import { InferenceTest, type TestKeys } from './testRun.js';
 import type { TestOutput } from './testReport.js';
 import { routeModel } from './routing.js';
 import { tinkerApiKey } from './keys.js';
-import { waitOnJob, type WaitOptions } from './jobWait.js';
+import { waitOnJob, type WaitOptions } from '../jobs/wait.js';
 import { testAnswer, type TestAnswer } from './answer.js';
 import { resolveTestModels } from './models.js';
-import { INFERENCE_TEST_RESULT, inferenceTestDir, inferenceTestsRoot, TEST_ID_PATTERN } from '../../core/files/home.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
 
 export const DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
@@ -79,19 +73,20 @@ export function checkBaseUrl(raw: string): string {
 }
 
 export class InferenceTests {
-  private readonly tests = new Map<string, InferenceTest>();
-  private closed = false;
+  readonly jobs: JobRegistry<InferenceTest, TestOutput>;
 
-  constructor(private readonly core: CoreServices) {}
+  constructor(private readonly core: CoreServices) {
+    this.jobs = new JobRegistry(core, 'inference_test', KEPT_FINISHED_TESTS);
+  }
 
   get directory(): string {
-    return inferenceTestsRoot(this.core.settings.home);
+    return this.jobs.directory;
   }
 
   /** Checks the request, creates the test's directory and key file, and starts it. */
   async start(req: InferenceTestRequest): Promise<InferenceTest> {
     const { settings, redactor, logger } = this.core;
-    if (this.closed) throw new UserError(SHUTTING_DOWN);
+    if (this.jobs.closed) throw new UserError(SHUTTING_DOWN);
     if (req.environment.framework === 'cookbook' && req.environment.vf_env_id === undefined) {
       throw new UserError(
         `${req.environment.name} is a tinker-cookbook recipe, which has no entry point that samples an OpenAI-compatible endpoint: rl_test_inference runs Atropos environments (process) and verifiers environments (verifiers' eval). Its first steps on Tinker are its test.`,
@@ -106,19 +101,19 @@ export class InferenceTests {
     if (req.use_wandb && !settings.secrets.wandbApiKey) {
       throw new UserError('use_wandb needs WANDB_API_KEY in the server environment; set it or leave use_wandb false', { missing: 'WANDB_API_KEY' });
     }
-    const running = this.list().filter((t) => t.status === 'running');
+    const running = this.jobs.running();
     if (running.length >= MAX_RUNNING_TESTS) {
       throw new UserError(`${running.length} inference tests are already running; wait for one with rl_test_inference({test_id})`, {
         running_tests: running.map((t) => t.id),
       });
     }
     if (apiKey !== undefined) redactor.add(apiKey);
-    const { id, dir } = await this.createDirectory();
+    const { id, dir } = await this.jobs.create();
     const keys: TestKeys = {
       ...(apiKey !== undefined ? { endpoint: await writeKeyConfig(apiKey) } : {}),
       ...(tinkerKey !== undefined ? { tinker: await writeKeyConfig(tinkerKey) } : {}),
     };
-    if (this.closed) {
+    if (this.jobs.closed) {
       // close() ran while this start was on its way; nothing may start after it.
       await Promise.all([keys.endpoint?.remove(), keys.tinker?.remove()]);
       throw new UserError(SHUTTING_DOWN);
@@ -140,8 +135,7 @@ export class InferenceTests {
       { settings, redactor, logger },
       keys,
     );
-    this.tests.set(id, test);
-    this.prune();
+    this.jobs.add(test);
     logger.info({ test_id: id, environment: req.environment.name, models: test.params.models.map((m) => m.id), base_url: baseUrl }, 'inference test started');
     // Each model goes through a recording proxy that takes a moment to listen: a start answers once its first models run.
     await test.started;
@@ -163,35 +157,32 @@ export class InferenceTests {
 
   /** Waits again on a test started earlier, or answers its result. */
   async waitFor(testId: string, opts: WaitOptions): Promise<TestAnswer> {
-    const test = this.tests.get(testId);
+    const test = this.jobs.get(testId);
     if (test) return testAnswer(await this.wait(test, opts));
-    const stored = await this.stored(testId);
+    const stored = await this.jobs.stored(testId);
     if (stored) return testAnswer(stored);
+    if (await this.jobs.exists(testId)) {
+      throw new UserError(`Inference test '${testId}' has no result: another server process sharing RL_HOME is running it, or the server running it stopped before it finished. Its logs are in ${this.jobs.dirOf(testId)}.`);
+    }
     throw new UserError(`Inference test '${testId}' not found`, {
-      recent_tests: this.list().map((t) => t.id),
+      recent_tests: this.jobs.list().map((t) => t.id),
       hint: 'Start a test with rl_test_inference() without test_id.',
     });
   }
 
-  /** Stops a test this server runs (its model processes go at once); false when it runs nowhere here. */
-  cancel(testId: string, reason: string): boolean {
-    const test = this.tests.get(testId);
-    if (test?.status !== 'running') return false;
-    test.cancel(reason);
-    return true;
+  /** Cancels a test, run here or by another server sharing RL_HOME (../jobs/registry.ts). */
+  cancel(testId: string, reason: string): Promise<CancelOutcome> {
+    return this.jobs.cancel(testId, reason);
   }
 
   /** Tests of this server process, newest first. */
   list(): InferenceTest[] {
-    return [...this.tests.values()].reverse();
+    return this.jobs.list();
   }
 
   /** Server exit: every running test is killed at once (no grace) and its result written. */
-  async close(): Promise<void> {
-    this.closed = true;
-    const running = this.list().filter((t) => t.status === 'running');
-    for (const test of running) test.cancel('the server exited', 0);
-    await Promise.all(running.map((t) => t.done));
+  close(): Promise<void> {
+    return this.jobs.close();
   }
 
   private async wait(test: InferenceTest, opts: WaitOptions): Promise<TestOutput> {
@@ -221,45 +212,5 @@ export class InferenceTests {
       });
     }
     return value;
-  }
-
-  private async createDirectory(): Promise<{ id: string; dir: string }> {
-    // A job that writes for minutes is refused before it starts, not left failing halfway.
-    refuseWhenFull(this.core.settings.home);
-    await mkdir(this.directory, { recursive: true });
-    for (;;) {
-      const id = randomBytes(4).toString('hex');
-      const dir = join(this.directory, id);
-      try {
-        // Not recursive: an existing directory means another test's id, so never reuse its files.
-        await mkdir(dir);
-        return { id, dir };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-    }
-  }
-
-  private async stored(testId: string): Promise<TestOutput | undefined> {
-    if (!TEST_ID_PATTERN.test(testId)) return undefined;
-    const dir = inferenceTestDir(this.core.settings.home, testId);
-    const path = realFileOfChild(this.directory, testId, INFERENCE_TEST_RESULT, 'inference test');
-    const text = path === undefined ? undefined : await readFile(path, 'utf8').catch((err: unknown) => (isMissing(err) ? undefined : Promise.reject(err)));
-    if (text === undefined) {
-      if (await stat(dir).then((s) => s.isDirectory(), () => false)) {
-        throw new UserError(`Inference test '${testId}' has no result: another server process sharing RL_HOME is running it, or the server running it stopped before it finished. Its logs are in ${dir}.`);
-      }
-      return undefined;
-    }
-    try {
-      return JSON.parse(text) as TestOutput;
-    } catch {
-      throw new UserError(`Inference test '${testId}' left a damaged result.json in ${dir}; its logs are there; start a new test.`);
-    }
-  }
-
-  private prune(): void {
-    const finished = this.list().filter((t) => t.status !== 'running');
-    for (const test of finished.slice(KEPT_FINISHED_TESTS)) this.tests.delete(test.id);
   }
 }

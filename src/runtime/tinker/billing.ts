@@ -4,7 +4,7 @@
  * prefill at its own rate; storage computed from the checkpoints' sizes, since Tinker's storage
  * rows carry no session. Pure: the figures are checked by hand in test/tinker-usage.test.ts.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ModelPrice } from '../../core/settings.js';
 import { STORAGE_USD_PER_GB_MONTH, type StorageSummary } from './checkpoints.js';
 

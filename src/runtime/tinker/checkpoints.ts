@@ -4,7 +4,7 @@
  * GB-month and its billing rows for storage carry no session, so a run's storage is computed from
  * its checkpoints' sizes and ages. Pure.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseTinkerPath, type CheckpointKind } from './paths.js';
 
 /** Tinker's storage rate (Models & Pricing), dollars per GB kept for a month. */

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { tinkerModelsCachePath } from '../../core/files/home.js';
 import type { CoreServices } from '../../core/services.js';

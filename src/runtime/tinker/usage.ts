@@ -3,7 +3,7 @@
  * the storage its checkpoints hold, from one question to python/tinker_api.py (`usage`), each
  * part with its own failure (billing without the billing-view role while the checkpoints list).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ModelPrice } from '../../core/settings.js';
 import { BILLING_ANSWER, billedUnavailable, billedUsage, type Billed } from './billing.js';
 import { CHECKPOINTS_ANSWER, storageOf, type StorageSummary } from './checkpoints.js';

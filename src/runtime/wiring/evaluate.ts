@@ -14,7 +14,7 @@ import type { EvalMethod } from '../evaluation/evalCommand.js';
 import type { EvaluationOutput } from '../evaluation/evaluation.js';
 import type { ModelSpec } from '../evaluation/modelRun.js';
 import { serverEntriesNeeded } from '../environments/tinkerReadiness.js';
-import type { WaitOptions } from '../inference/jobWait.js';
+import type { WaitOptions } from '../jobs/wait.js';
 import { readRunConfigFile, type RunConfigSections } from '../runs/registry/configFile.js';
 import { type FrameworkName, isDamaged, isEnded, type RunRecord } from '../runs/registry/record.js';
 import { RunFiles } from '../runs/registry/runFiles.js';

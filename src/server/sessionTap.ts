@@ -1,4 +1,10 @@
 /**
+ * A transport under the SDK's server (the Transport interface, public API) that reads what comes
+ * in before the SDK does, for two things the SDK leaves to us.
+ *
+ * A tools/call whose `arguments` is not an object: the SDK refuses it before any handler of ours
+ * with its request schema's raw issues; this says it in one sentence (still invalid params, -32602).
+ *
  * Resource subscriptions of 2026-07-28 clients. Such a client follows resources with a
  * `subscriptions/listen` request naming their URIs (no resources/subscribe); the SDK's stdio entry
  * answers it itself and routes the server's `notifications/resources/updated` onto it, but never
@@ -10,7 +16,7 @@
  * (not a resource of ours, over the limit) is logged and never notified.
  */
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
-import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
+import { PROTOCOL_VERSION_META_KEY, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from '../core/logger.js';
 import type { ResourceWatches } from '../resources/index.js';
 
@@ -19,7 +25,23 @@ type Followed = Pick<ResourceWatches, 'subscribe' | 'unsubscribe'>;
 interface Message {
   id?: Id;
   method?: string;
-  params?: { requestId?: Id; notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> };
+  params?: { requestId?: Id; notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown>; arguments?: unknown };
+}
+
+/** What a JSON value is, in the words of a refusal. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'boolean') return 'true or false';
+  return `a ${typeof value}`;
+}
+
+/** The refusal of a tools/call whose `arguments` is present and not an object; undefined otherwise. */
+function argumentsRefusal(message: Message): string | undefined {
+  if (message.method !== 'tools/call' || message.id === undefined || typeof message.params !== 'object' || message.params === null) return undefined;
+  const value = message.params.arguments;
+  if (value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value))) return undefined;
+  return `The arguments of a tools/call must be a JSON object of argument names to values, not ${kindOf(value)}.`;
 }
 
 /** The URIs a listen asks to follow (strings only; the SDK matches them as spelled). */
@@ -28,7 +50,7 @@ function listenedUris(message: Message): string[] {
   return Array.isArray(uris) ? [...new Set(uris.filter((u): u is string => typeof u === 'string'))] : [];
 }
 
-export class ListenTap implements Transport {
+export class SessionTap implements Transport {
   onmessage?: Transport['onmessage'];
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -51,6 +73,12 @@ export class ListenTap implements Transport {
 
   async start(): Promise<void> {
     this.inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      const refusal = argumentsRefusal(message as Message);
+      if (refusal !== undefined) {
+        const error = { jsonrpc: '2.0' as const, id: (message as Message).id!, error: { code: ProtocolErrorCode.InvalidParams, message: refusal } };
+        this.inner.send(error).catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
+        return;
+      }
       this.observe(message as Message);
       this.onmessage?.(message, extra);
     };

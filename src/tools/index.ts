@@ -11,6 +11,7 @@ export const TOOL_MODULES = {
   rl_get_current_config: async () => (await import('./rl_get_current_config.js')).rlGetCurrentConfig,
   rl_edit_config: async () => (await import('./rl_edit_config.js')).rlEditConfig,
   rl_estimate_cost: async () => (await import('./rl_estimate_cost.js')).rlEstimateCost,
+  rl_check_environment: async () => (await import('./rl_check_environment.js')).rlCheckEnvironment,
   rl_start_training: async () => (await import('./rl_start_training.js')).rlStartTraining,
   rl_check_status: async () => (await import('./rl_check_status.js')).rlCheckStatus,
   rl_wait_for_run: async () => (await import('./rl_wait_for_run.js')).rlWaitForRun,

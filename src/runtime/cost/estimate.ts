@@ -44,6 +44,15 @@ export interface LengthsInfo {
   models: string;
 }
 
+/** Prompt lengths an offline check rendered (rl_check_environment): no completion was sampled. */
+export interface PromptLengthsInfo {
+  prompts: { mean: number; max: number; count: number };
+  checked_at: string;
+  counted_by: string;
+}
+
+export type MeasuredLengths = LengthsInfo | PromptLengthsInfo;
+
 export interface RunEstimate {
   estimate: true;
   model: string;
@@ -87,10 +96,14 @@ type Scenarios = Partial<Record<Scenario, { lengths: ScenarioLengths; basis: str
 
 const of = (prompt: number, completion: number, trained = prompt + completion): ScenarioLengths => ({ prompt, completion, trained });
 
-function scenarioLengths(shape: RunShape, measured: LengthsInfo | undefined): Scenarios {
+function scenarioLengths(shape: RunShape, measured: MeasuredLengths | undefined): Scenarios {
   const L = shape.max_token_length;
   if (measured === undefined) {
     return { high: { lengths: of(L, L, L), basis: `every prompt and completion at max_token_length ${L} (trained sequences are at most ${L}: atroposlib drops longer ones)` } };
+  }
+  if ('prompts' in measured) {
+    const p = Math.min(measured.prompts.max, L);
+    return { high: { lengths: of(p, L, L), basis: `longest prompt ${measured.prompts.max} tokens of ${measured.prompts.count} rendered by the offline check (${measured.checked_at}, counted by ${measured.counted_by}), every completion at max_token_length ${L}, trained sequences at ${L}` } };
   }
   const { prompt_tokens: p, completion_tokens: c } = measured.lengths;
   const from = `inference test ${measured.test_id} (${measured.measured_at}, ${measured.lengths.rollouts} rollouts of ${measured.models}, counted by ${measured.lengths.source})`;
@@ -115,9 +128,9 @@ export const GENERAL_UNKNOWNS = [
 ];
 
 /** The run's estimate; without a price, no dollar figure and the reason. */
-export function estimateRun(shape: RunShape, price: ModelPrice | undefined, measured: LengthsInfo | undefined, extraUnknown: string[] = []): RunEstimate {
+export function estimateRun(shape: RunShape, price: ModelPrice | undefined, measured: MeasuredLengths | undefined, extraUnknown: string[] = []): RunEstimate {
   const unknown = [...extraUnknown];
-  if (measured === undefined) unknown.push('rollout lengths: no inference test measured this environment yet, so only the high bound is given; run rl_test_inference to get low and expected figures');
+  if (measured === undefined || 'prompts' in measured) unknown.push('rollout lengths: no inference test measured this environment yet, so only the high bound is given; run rl_test_inference to get low and expected figures');
   const base = { estimate: true as const, model: shape.model, shape, assumptions: ASSUMPTIONS(shape) };
   if (price === undefined) {
     return { ...base, total_usd: {}, unknown: [`price: the price table has no entry for ${shape.model}; add it under prices in the RL_MCP_CONFIG file (dollars per million prefill, sample and train tokens, with as_of and source)`, ...unknown, ...GENERAL_UNKNOWNS] };

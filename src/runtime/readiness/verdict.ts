@@ -140,7 +140,10 @@ function rangeReasons(items: readonly CheckedItem[], evidence: string[]): Reason
   const withReference = items.filter((i) => referenceBest(i) !== undefined);
   const reasons: Reason[] = [];
   if (top === bottom) {
-    if (withReference.length > 0) {
+    // Nothing rewarded (0 for all: the right answer is not recognised) or everything rewarded alike.
+    if (withReference.length > 0 && top <= 0) {
+      reasons.push({ verdict: 'no_go', code: 'reference_not_top', message: `the reference answer scored ${fmt(top)} on ${withReference.length} of ${withReference.length} items, as empty and garbage completions do: the grader or the items' answers are wrong` });
+    } else if (withReference.length > 0) {
       reasons.push({ verdict: 'no_go', code: 'always_alike', message: `every completion scored ${fmt(top)}: the reference answer, empty and garbage completions alike on all ${items.length} items, so every group will score alike (no training signal)` });
     }
     return reasons;

@@ -24,7 +24,7 @@ import { frameworkOfEnvironment } from '../environments/report.js';
 import { readGroupScores } from '../inference/scoring.js';
 import type { TestOutput } from '../inference/testReport.js';
 import type { RunSelection } from '../runs/framework.js';
-import { combine, judgeOffline, judgeProbe, signalStats, type Judgement, type OfflineObservations, type ProbeCost, type Reason, type Score, type SignalStats, type Verdict } from './verdict.js';
+import { combine, judgeOffline, judgeProbe, rawScores, signalStats, type Judgement, type OfflineObservations, type ProbeCost, type Reason, type Score, type SignalStats, type Verdict } from './verdict.js';
 
 export const CHECK_SCRIPT = join(PYTHON_HELPERS_DIR, 'check_environment.py');
 const HELPER_TIMEOUT_SECONDS = 60;
@@ -116,12 +116,6 @@ export const configKey = (values: Record<string, JsonValue>): string => sha(JSON
 const environmentKey = (env: Subject['environment']): string => `${frameworkOfEnvironment(env)}-${env.name.replace(/[^A-Za-z0-9._-]+/g, '_')}-${sha(env.file_path, 8)}`;
 
 const round4 = (x: number): number => Math.round(x * 10_000) / 10_000;
-
-function scoreOf(value: unknown): Score {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
-  return typeof value === 'string' ? value : `<${typeof value}>`;
-}
 
 export interface ReadinessDeps {
   /** The shape of a run of `selection` (model, steps, batch): what a probe's dollars are for. */
@@ -281,10 +275,7 @@ export class Readiness {
     const costs: Record<string, ProbeCost> = {};
     for (const report of output.models_tested) {
       const groups: Score[][] = [];
-      await readGroupScores(report.output_file, (group) => {
-        const scores = (group as { scores?: unknown } | null)?.scores;
-        groups.push(Array.isArray(scores) ? scores.map(scoreOf) : []);
-      }).catch(() => undefined);
+      await readGroupScores(report.output_file, (group) => groups.push(rawScores(group))).catch(() => undefined);
       const stats = signalStats({ model: report.model, groups, ...(report.error !== undefined ? { error: report.error } : {}) });
       const tokens = report.rollout_tokens;
       let cost: ProbeCost | undefined;

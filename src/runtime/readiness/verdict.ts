@@ -260,6 +260,17 @@ export interface SignalStats {
   error?: string;
 }
 
+/** A written group's scores as they were: numbers, null for None, anything else by its text. */
+export function rawScores(group: unknown): Score[] {
+  const scores = (group as { scores?: unknown } | null)?.scores;
+  if (!Array.isArray(scores)) return [];
+  return scores.map((value: unknown): Score => {
+    if (value === null || value === undefined) return null;
+    if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+    return typeof value === 'string' ? value : `<${typeof value}>`;
+  });
+}
+
 const share = (n: number, d: number): number => (d > 0 ? Math.round((1000 * n) / d) / 1000 : 0);
 
 /** A model's groups in the cookbook's terms: mixed, all right (every score equal and above 0), all wrong. */

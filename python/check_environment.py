@@ -150,14 +150,16 @@ class StandIn:
 
 # --- reference answers ----------------------------------------------------------------------------
 
-def reference_of(item):
-    """The answer an item carries under a name graders use, as (key, text); None when it has none."""
+def references_of(item):
+    """The answers an item carries under names graders use, as [(key, text)]; several may be present
+    (countdown's `target` is the goal, its `solution` the answer): each is tried, the best one counts."""
+    found = []
     if isinstance(item, dict):
         for key in REFERENCE_KEYS:
             value = item.get(key)
             if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
-                return key, str(value)
-    return None
+                found.append((key, str(value)))
+    return found
 
 
 def reference_forms(text):
@@ -191,32 +193,40 @@ class Prober:
             probe["scores"] = scores
         return probe
 
-    async def item(self, reference):
+    async def item(self, references):
+        """The probes of one item, and the reference (key, text) that scored best (the first when none scored)."""
         g = self.group
         probes = [await self.run("empty", [""] * g), await self.run("garbage", [GARBAGE] * g)]
-        if reference is None:
-            return probes
+        if not references:
+            return probes, None
         best = None
-        for form in reference_forms(reference):
-            probe = await self.run("reference", [form] * g)
-            if probe.get("dropped"):
-                # Environments that drop groups whose scores are all equal: mixed with garbage, the group is kept.
-                mixed = await self.run("reference", [form, GARBAGE] * (g // 2))
-                if "scores" in mixed:
-                    mixed["scores"] = mixed["scores"][0::2]
-                    mixed["mixed_with_garbage"] = True
-                    probe = mixed
-            probes.append(probe)
-            top = max((s for s in probe.get("scores") or [] if isinstance(s, float)), default=None)
-            if top is not None and (best is None or top > best[0]):
-                best = (top, form, probe.get("mixed_with_garbage", False))
-        if best is not None:
-            _, form, mixed = best
-            again = await self.run("reference_again", [form, GARBAGE] * (g // 2) if mixed else [form] * g)
-            if mixed and "scores" in again:
-                again["scores"] = again["scores"][0::2]
-            probes.append(again)
-        return probes
+        for key, text in references:
+            for form in reference_forms(text):
+                probe = await self.run("reference", [form] * g)
+                if probe.get("dropped"):
+                    # Environments that drop groups whose scores are all equal: mixed with garbage, the group is kept.
+                    mixed = await self.run("reference", [form, GARBAGE] * (g // 2))
+                    if "scores" in mixed:
+                        mixed["scores"] = mixed["scores"][0::2]
+                        mixed["mixed_with_garbage"] = True
+                        probe = mixed
+                probe["key"] = key
+                probes.append(probe)
+                top = max((s for s in probe.get("scores") or [] if isinstance(s, float)), default=None)
+                if top is not None and (best is None or top > best[0]):
+                    best = (top, form, probe.get("mixed_with_garbage", False), key, text)
+        if best is None:
+            return probes, references[0]
+        _, form, mixed, key, text = best
+        again = await self.run("reference_again", [form, GARBAGE] * (g // 2) if mixed else [form] * g)
+        if mixed and "scores" in again:
+            again["scores"] = again["scores"][0::2]
+        probes.append(again)
+        return probes, (key, text)
+
+
+def item_record(index, ref, probes):
+    return {"index": index, **({"reference": {"key": ref[0], "text": short(ref[1], 120)}} if ref else {}), "probes": probes}
 
 
 def scores_of_group(group, completions):
@@ -329,14 +339,13 @@ async def check_atropos(request, out, stand_in):
     tokenizer = getattr(env, "tokenizer", None)
     prompt_tokens = []
     for index, item in enumerate(items):
-        ref = reference_of(item)
-        probes = await Prober(score, PROBE_GROUP).item(ref[1] if ref else None)
+        probes, ref = await Prober(score, PROBE_GROUP).item(references_of(item))
         prompts = stand_in.take_prompts()
         if prompts:
             prompt_tokens.append(count_prompt(tokenizer, prompts[0]))
-        out["items"].append({"index": index, **({"reference": {"key": ref[0], "text": short(ref[1], 120)}} if ref else {}), "probes": probes})
+        out["items"].append(item_record(index, ref, probes))
     record_prompts(out, prompt_tokens, "the environment's tokenizer (tokenizer_name)" if tokenizer is not None else "characters / 4")
-    if not any(reference_of(i) for i in items):
+    if not any(references_of(i) for i in items):
         keys = sorted(items[0].keys()) if isinstance(items[0], dict) else type(items[0]).__name__
         out["unchecked"].append(f"reference answer: the items carry none under a name graders use ({', '.join(REFERENCE_KEYS[:4])}, ...; items have {keys}), so the top of the reward range was not shown")
 
@@ -457,8 +466,8 @@ async def check_cookbook(request, out):
         if tokenizer is None:
             out["items"].append({"index": index, "probes": []})
             continue
-        probes = await Prober(score, PROBE_GROUP).item(ref[1] if ref else None)
-        out["items"].append({"index": index, **({"reference": {"key": ref[0], "text": short(ref[1], 120)}} if ref else {}), "probes": probes})
+        probes, ref = await Prober(score, PROBE_GROUP).item([ref] if ref else [])
+        out["items"].append(item_record(index, ref, probes))
     if not any(item["probes"] for item in out["items"]):
         out["unchecked"].append("scoring: the environment has no renderer with a tokenizer to turn a completion into the tokens step() takes")
     if not any("reference" in item for item in out["items"]):
@@ -560,12 +569,12 @@ async def check_verifiers(request, out, stand_in):
             return [by_text[c].pop(0) if by_text.get(c) else None for c in completions], False
 
         answer = row.get("answer")
-        ref = str(answer) if isinstance(answer, (str, int, float)) and str(answer).strip() else None
-        probes = await Prober(score, PROBE_GROUP).item(ref)
+        refs = [("answer", str(answer))] if isinstance(answer, (str, int, float)) and str(answer).strip() else []
+        probes, ref = await Prober(score, PROBE_GROUP).item(refs)
         prompts = stand_in.take_prompts()
         if prompts:
             prompt_tokens.append(count_prompt(None, prompts[0]))
-        out["items"].append({"index": index, **({"reference": {"key": "answer", "text": short(ref, 120)}} if ref else {}), "probes": probes})
+        out["items"].append(item_record(index, ref, probes))
     if not any("reference" in item for item in out["items"]):
         out["unchecked"].append("reference answer: the dataset's rows have no `answer`, so the top of the reward range was not shown")
     record_prompts(out, prompt_tokens, "characters / 4 (verifiers has no tokenizer)")

@@ -61,6 +61,8 @@ test('the bundled Atropos environments, a cookbook recipe and a verifiers enviro
   assert.equal(answers['atropos:gsm8k']!.framework, 'atropos');
   assert.equal(answers['atropos:gsm8k']!.verdict, 'go', JSON.stringify(answers['atropos:gsm8k']!.reasons));
   assert.equal(answers['atropos:gsm8k']!.offline.items_count, 16);
+  // countdown's items carry the goal (`target`) and the answer (`solution`): each is tried, the answer scores the top.
+  assert.equal(answers.countdown!.verdict, 'go', JSON.stringify(answers.countdown!.reasons));
   // word_sort's items have no answer a grader reads: said, and the verdict stays check.
   assert.equal(answers.word_sort!.verdict, 'check');
   assert.ok(answers.word_sort!.unchecked.some((u: string) => u.startsWith('reference answer')), JSON.stringify(answers.word_sort!.unchecked));

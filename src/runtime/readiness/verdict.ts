@@ -132,6 +132,9 @@ function determinismReason(items: readonly CheckedItem[]): Reason | undefined {
   return undefined;
 }
 
+/** Where the items' reference answers were read: `answer`, `get_reference_answer()`, ... */
+const keysOf = (items: readonly CheckedItem[]): string => [...new Set(items.map((i) => (i.reference ? `\`${i.reference.key}\`` : '?')))].join(', ');
+
 function rangeReasons(items: readonly CheckedItem[], evidence: string[]): Reason[] {
   const all = items.flatMap((i) => i.probes.flatMap((p) => (p.scores ?? []).filter(isNumber)));
   if (all.length === 0) return [];
@@ -142,7 +145,7 @@ function rangeReasons(items: readonly CheckedItem[], evidence: string[]): Reason
   if (top === bottom) {
     // Nothing rewarded (0 for all: the right answer is not recognised) or everything rewarded alike.
     if (withReference.length > 0 && top <= 0) {
-      reasons.push({ verdict: 'no_go', code: 'reference_not_top', message: `the reference answer scored ${fmt(top)} on ${withReference.length} of ${withReference.length} items, as empty and garbage completions do: the grader or the items' answers are wrong` });
+      reasons.push({ verdict: 'no_go', code: 'reference_not_top', message: `the reference answer scored ${fmt(top)} on ${withReference.length} of ${withReference.length} items, as empty and garbage completions do: the grader or the items' answers (${keysOf(withReference)}) are wrong` });
     } else if (withReference.length > 0) {
       reasons.push({ verdict: 'no_go', code: 'always_alike', message: `every completion scored ${fmt(top)}: the reference answer, empty and garbage completions alike on all ${items.length} items, so every group will score alike (no training signal)` });
     }
@@ -156,7 +159,7 @@ function rangeReasons(items: readonly CheckedItem[], evidence: string[]): Reason
       reasons.push({
         verdict: short.length * 2 >= withReference.length ? 'no_go' : 'check',
         code: 'reference_not_top',
-        message: `the reference answer scored ${values} on ${short.length} of ${withReference.length} items (the top seen is ${fmt(top)}): the grader or the items' answers are wrong`,
+        message: `the reference answer scored ${values} on ${short.length} of ${withReference.length} items (the top seen is ${fmt(top)}): the grader or the items' answers (${keysOf(short)}) are wrong`,
       });
     } else {
       evidence.push(`the reference answer scored the top (${fmt(top)}) on ${withReference.length} of ${withReference.length} items`);

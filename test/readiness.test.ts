@@ -30,7 +30,8 @@ test('environments written to fail each check get their verdict and reason offli
     zero_reference: ['no_go', 'reference_not_top', /the reference answer scored 0 on 5 of 5 items/],
     random_scores: ['no_go', 'not_deterministic', /the same completion scored differently/],
     always_alike: ['no_go', 'always_alike', /every completion scored 1/],
-    long_prompts: ['no_go', 'prompts_too_long', /prompts longer than max_token_length: 5 of 5 prompts reach 512 tokens/],
+    // Judged at the run's max_token_length: the operator's locked value, not the environment's own 512.
+    long_prompts: ['no_go', 'prompts_too_long', new RegExp(`prompts longer than max_token_length: 5 of 5 prompts reach ${h.runtime.settings.locked.env.max_token_length} tokens`)],
     nan_scores: ['no_go', 'invalid_empty', /not numbers for an empty completion: NaN/],
   };
   for (const [name, [verdict, code, message]] of Object.entries(expected)) {
@@ -51,9 +52,12 @@ test('environments written to fail each check get their verdict and reason offli
 
 test('the bundled Atropos environments, a cookbook recipe and a verifiers environment pass through the offline checks, naming what cannot be checked', async () => {
   const h = await connectInMemory({ PYTHONPATH: `${FAKE_PYTHONPATH}:${FAKE_COOKBOOK_PYTHONPATH}` });
+  for (const name of SECRETS) assert.equal(h.runtime.settings.processEnv[name], undefined, `${name} is not set for this test`);
   const answers: Record<string, Record<string, any>> = {};
   for (const name of ['atropos:gsm8k', 'word_sort', 'countdown', 'math_rl', 'cookbook:gsm8k']) answers[name] = await check(h, { environment: name });
   for (const [name, a] of Object.entries(answers)) {
+    // The only model asked is the helper's stand-in on loopback (a cookbook recipe takes tokens: it asks none).
+    if (a.framework === 'atropos' || name === 'cookbook:gsm8k') assert.match(a.offline.stand_in.url, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     assert.ok(a.offline.prompt_tokens.count > 0 && a.offline.prompt_tokens.max > 0, `${name}: prompts rendered and measured: ${JSON.stringify(a.offline)}`);
     assert.ok(typeof a.offline.sample === 'string' && a.offline.sample.length > 0, `${name}: a sample drawn`);
     assert.ok(a.reasons.every((r: { code: string }) => !r.code.endsWith('_failed')), `${name}: imports, config, data: ${JSON.stringify(a.reasons)}`);

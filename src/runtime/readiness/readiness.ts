@@ -76,7 +76,7 @@ export interface ReadinessRecord {
   framework: string;
   file_path: string;
   config_key: string;
-  /** The config judged: the non-locked values, naming fields left out. */
+  /** The config judged: the run's values (the operator's locked ones included), naming fields left out. */
   config: Record<string, JsonValue>;
   verdict: Verdict;
   reasons: Reason[];
@@ -120,6 +120,8 @@ const round4 = (x: number): number => Math.round(x * 10_000) / 10_000;
 export interface ReadinessDeps {
   /** The shape of a run of `selection` (model, steps, batch): what a probe's dollars are for. */
   runShape(selection: RunSelection): RunShape;
+  /** What the operator fixes for runs of this environment's framework (max_token_length, the model, ...): part of the config judged. */
+  lockedValues(environment: RunSelection['environment']): Record<string, JsonValue>;
 }
 
 export class Readiness {
@@ -127,6 +129,11 @@ export class Readiness {
     private readonly core: CoreServices,
     private readonly deps: ReadinessDeps,
   ) {}
+
+  /** The values a run of `selection` gets: its own, then the operator's locked ones. */
+  private runValues(selection: Subject): Record<string, JsonValue> {
+    return { ...selection.values, ...this.deps.lockedValues(selection.environment) };
+  }
 
   /** Runs the offline checks on `selection` (and reads test `testId` when given), keeps and returns the verdict. */
   async check(selection: RunSelection, opts: { items: number; testId?: string; signal?: AbortSignal }): Promise<ReadinessRecord> {
@@ -146,8 +153,8 @@ export class Readiness {
       environment: env.name,
       framework: frameworkOfEnvironment(env),
       file_path: env.file_path,
-      config_key: configKey(selection.values),
-      config: judgedConfig(selection.values),
+      config_key: configKey(this.runValues(selection)),
+      config: judgedConfig(this.runValues(selection)),
       verdict: judged.verdict,
       reasons: judged.reasons,
       evidence: judged.evidence,
@@ -176,7 +183,7 @@ export class Readiness {
 
   /** The last verdict for this environment with this config, if any. */
   last(selection: Subject): ReadinessRecord | undefined {
-    return this.readFile(selection.environment)?.[configKey(selection.values)];
+    return this.readFile(selection.environment)?.[configKey(this.runValues(selection))];
   }
 
   view(selection: Subject): ReadinessView {
@@ -234,7 +241,7 @@ export class Readiness {
     const { settings } = this.core;
     const env = selection.environment;
     const framework = env.vf_env_id !== undefined ? 'verifiers' : frameworkOfEnvironment(env);
-    const request = { framework, file_path: env.file_path, class_name: 'class_name' in env ? env.class_name : undefined, recipe: env.recipe, vf_env_id: env.vf_env_id, root: settings.root, values: selection.values, items };
+    const request = { framework, file_path: env.file_path, class_name: 'class_name' in env ? env.class_name : undefined, recipe: env.recipe, vf_env_id: env.vf_env_id, root: settings.root, values: this.runValues(selection), items };
     const { execa } = await loadExeca();
     // No key reaches the check: childEnv passes none, and the model is the helper's own stand-in.
     const subprocess = execa(settings.python, ['-B', CHECK_SCRIPT], {

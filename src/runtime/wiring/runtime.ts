@@ -59,7 +59,7 @@ export class Runtime {
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
     // either way their state is on disk and their supervisor locks are released.
     this.onClose(() => this.runs.close());
-    this.readiness = new Readiness(core, { runShape: (selection) => this.runs.estimate(selection).estimate.shape });
+    this.readiness = new Readiness(core, { runShape: (selection) => this.runs.estimate(selection).estimate.shape, lockedValues: (environment) => this.selection.lockedValues(environment) });
     this.dashboard = new Dashboard({ runs: this.runs, wandb: this.wandb, redactor: this.redactor });
   }
 

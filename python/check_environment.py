@@ -131,6 +131,8 @@ class StandIn:
             self.served += n
             if isinstance(body.get("messages"), list):
                 self.prompts.append(body["messages"])
+            elif isinstance(body.get("prompt"), str):
+                self.prompts.append([{"role": "user", "content": body["prompt"]}])
         if path.endswith("/completions") and not path.endswith("/chat/completions"):
             choices = [{"index": i, "text": t, "finish_reason": "stop"} for i, t in enumerate(texts)]
         else:
@@ -345,6 +347,7 @@ async def check_atropos(request, out, stand_in):
             prompt_tokens.append(count_prompt(tokenizer, prompts[0]))
         out["items"].append(item_record(index, ref, probes))
     record_prompts(out, prompt_tokens, "the environment's tokenizer (tokenizer_name)" if tokenizer is not None else "characters / 4")
+    out["unchecked"].append("token ids and logprobs: the stand-in is an OpenAI-style endpoint, so managed_server kept placeholders (as rl_test_inference does); the trainer's /generate path is not exercised")
     if not any(references_of(i) for i in items):
         keys = sorted(items[0].keys()) if isinstance(items[0], dict) else type(items[0]).__name__
         out["unchecked"].append(f"reference answer: the items carry none under a name graders use ({', '.join(REFERENCE_KEYS[:4])}, ...; items have {keys}), so the top of the reward range was not shown")

@@ -13,6 +13,8 @@ import { runServer, waitForRun } from './helpers/runs.js';
 import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKES_DIR } from './helpers/tmp.js';
 
 const READINESS_ENVS = join(FAKES_DIR, 'readiness');
+/** A verifiers environment module, found on sys.path as `prime env install` leaves one. */
+const READINESS_VF_ENVS = join(FAKES_DIR, 'readiness-verifiers');
 const SECRETS = ['TINKER_API_KEY', 'OPENROUTER_API_KEY', 'WANDB_API_KEY', 'OPENAI_API_KEY'];
 
 async function check(h: InMemoryHarness, args: Record<string, unknown>): Promise<Record<string, any>> {
@@ -80,6 +82,15 @@ test('the bundled Atropos environments, a cookbook recipe and a verifiers enviro
   assert.equal(vf.verdict, 'go', JSON.stringify(vf.reasons));
   assert.ok(vf.evidence.some((e: string) => /reference answer scored the top/.test(e)));
   assert.ok(vf.unchecked.some((u: string) => u.startsWith('max_token_length')), JSON.stringify(vf.unchecked));
+});
+
+test('a verifiers reward that crashes is a crash, not the zero its rubric turns it into', async () => {
+  const h = await connectInMemory({ PYTHONPATH: `${FAKE_PYTHONPATH}:${FAKE_COOKBOOK_PYTHONPATH}:${READINESS_VF_ENVS}` });
+  const answer = await check(h, { environment: 'crashy-sums' });
+  assert.equal(answer.framework, 'cookbook');
+  assert.equal(answer.verdict, 'no_go', JSON.stringify(answer.reasons));
+  assert.equal(answer.reasons[0].code, 'crash_empty');
+  assert.match(answer.reasons[0].message, /rewards crashed on an empty completion on 3 of 3 items: .*Error calling reward function first_char_reward: string index out of range/);
 });
 
 test('a probe joins the verdict: its signal share and dollars per step make go, groups always alike make no_go; the verdict shows in the config and the estimate uses the rendered prompts', async () => {

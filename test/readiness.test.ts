@@ -9,6 +9,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connectInMemory, type InMemoryHarness } from './helpers/client.js';
+import { KEY } from './helpers/inference.js';
+import { startFakeOpenAI, type ChatMessage } from './fakes/openaiServer.js';
 import { runServer, waitForRun } from './helpers/runs.js';
 import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKES_DIR } from './helpers/tmp.js';
 
@@ -28,7 +30,7 @@ test('environments written to fail each check get their verdict and reason offli
   for (const name of SECRETS) assert.equal(h.runtime.settings.processEnv[name], undefined, `${name} is not set for this test`);
   const expected: Record<string, [string, string | undefined, RegExp | undefined]> = {
     good_sums: ['go', undefined, undefined],
-    crash_on_empty: ['no_go', 'crash_empty', /rewards crashed on an empty completion on 5 of 5 items: IndexError: string index out of range at readiness_envs.py:\d+/],
+    crash_on_empty: ['no_go', 'crash_empty', /rewards crashed on an empty completion on 5 of 5 items: IndexError: string index out of range at crash_on_empty.py:\d+/],
     zero_reference: ['no_go', 'reference_not_top', /the reference answer scored 0 on 5 of 5 items/],
     random_scores: ['no_go', 'not_deterministic', /the same completion scored differently/],
     always_alike: ['no_go', 'always_alike', /every completion scored 1/],
@@ -91,6 +93,43 @@ test('a verifiers reward that crashes is a crash, not the zero its rubric turns 
   assert.equal(answer.verdict, 'no_go', JSON.stringify(answer.reasons));
   assert.equal(answer.reasons[0].code, 'crash_empty');
   assert.match(answer.reasons[0].message, /rewards crashed on an empty completion on 3 of 3 items: .*Error calling reward function first_char_reward: string index out of range/);
+});
+
+/** The sums of test/fakes/readiness/readiness_envs.py, solved: what the fake endpoint answers right (or 7 off). */
+function sumsSolver(messages: ChatMessage[]): string | undefined {
+  const m = /What is (\d+) \+ (\d+)\?/.exec([...messages].reverse().find((x) => x.role === 'user')?.content ?? '');
+  return m ? String(Number(m[1]) + Number(m[2])) : undefined;
+}
+
+test('with rl_test_inference as the probe: the good environment is go with its signal share and dollars per step, the always-alike one no_go, NaN rewards counted apart', async () => {
+  const endpoint = await startFakeOpenAI({ apiKey: KEY, models: { 'test/half': { mode: 'half' }, 'test/half-empty': { mode: 'half-empty' } }, solve: sumsSolver });
+  const h = await connectInMemory({ RL_ENVIRONMENTS_DIRS: READINESS_ENVS, OPENROUTER_API_KEY: KEY });
+  try {
+    const probe = async (environment: string, model: string): Promise<string> => {
+      let answer = await h.call('rl_test_inference', { environment, models: [model], base_url: endpoint.baseUrl, num_steps: 2, group_size: 4, wait_seconds: 50 });
+      while (!answer.isError && answer.json.status === 'running') answer = await h.call('rl_test_inference', { test_id: answer.json.test_id, wait_seconds: 50 });
+      assert.equal(answer.isError, false, JSON.stringify(answer.json));
+      assert.equal(answer.json.models_tested[0].error, undefined, JSON.stringify(answer.json.models_tested[0]));
+      return answer.json.test_id as string;
+    };
+    const good = await check(h, { environment: 'good_sums', test_id: await probe('good_sums', 'test/half') });
+    assert.equal(good.verdict, 'go', JSON.stringify(good.reasons));
+    const stats = good.probe.models[0];
+    assert.deepEqual([stats.groups, stats.mixed_share, stats.all_right_share, stats.all_wrong_share, stats.invalid_rewards], [2, 1, 0, 0, 0]);
+    assert.ok(stats.cost.per_step_usd > 0, JSON.stringify(stats));
+    assert.ok(good.evidence.some((e: string) => new RegExp(`training signal: 100% of 2 groups mixed for test/half; \\$[\\d.]+ per rollout, \\$${stats.cost.per_step_usd} per step`).test(e)), JSON.stringify(good.evidence));
+
+    const alike = await check(h, { environment: 'always_alike', test_id: await probe('always_alike', 'test/half') });
+    assert.equal(alike.verdict, 'no_go');
+    assert.ok(alike.reasons.some((r: { message: string }) => /^no training signal: 0 of 2 groups mixed for test\/half \(100% all right, 0% all wrong\)/.test(r.message)), JSON.stringify(alike.reasons));
+
+    // Empty replies score NaN: written bare by Python's json, counted as invalid rewards, not zeros and not lost groups.
+    const nan = await check(h, { environment: 'nan_scores', test_id: await probe('nan_scores', 'test/half-empty') });
+    assert.deepEqual([nan.probe.models[0].groups, nan.probe.models[0].invalid_rewards, nan.probe.models[0].rewards], [2, 4, 8]);
+    assert.ok(nan.reasons.some((r: { code: string }) => r.code === 'probe_invalid_rewards'), JSON.stringify(nan.reasons));
+  } finally {
+    await endpoint.close();
+  }
 });
 
 test('a probe joins the verdict: its signal share and dollars per step make go, groups always alike make no_go; the verdict shows in the config and the estimate uses the rendered prompts', async () => {

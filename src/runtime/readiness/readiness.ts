@@ -24,7 +24,8 @@ import { frameworkOfEnvironment } from '../environments/report.js';
 import { readGroupScores } from '../inference/scoring.js';
 import type { TestOutput } from '../inference/testReport.js';
 import type { RunSelection } from '../runs/framework.js';
-import { combine, judgeOffline, judgeProbe, rawScores, signalStats, type Judgement, type OfflineObservations, type ProbeCost, type Reason, type Score, type SignalStats, type Verdict } from './verdict.js';
+import { combine, judgeOffline, type Judgement, type OfflineObservations, type Reason, type Score, type Verdict } from './verdict.js';
+import { judgeProbe, rawScores, signalStats, type ProbeCost, type SignalStats } from './signal.js';
 
 export const CHECK_SCRIPT = join(PYTHON_HELPERS_DIR, 'check_environment.py');
 const HELPER_TIMEOUT_SECONDS = 60;

@@ -1,9 +1,7 @@
-"""Atropos environments written to fail one readiness check each, and one that passes them all.
-
-Each samples its group through ``managed_server`` as the bundled environments do and scores every
-completion with its own ``grade``; items are small sums with their answer under ``answer``."""
-import math
-import random
+"""What the readiness fakes share (beside them, one environment per file, each written to fail one
+check, and good_sums.py that passes them all): items are small sums with their answer under
+``answer``; a group is sampled through ``managed_server`` as the bundled environments do, and every
+completion scored by the environment's own ``grade``. The underscore keeps discovery from offering it."""
 from typing import Dict, List, Optional, Tuple
 
 from atroposlib.envs.base import APIServerConfig, BaseEnv, BaseEnvConfig, ScoredDataGroup
@@ -60,58 +58,3 @@ class SumsBase(BaseEnv):
 
     async def evaluate(self, *args, **kwargs):
         return None
-
-
-class GoodSums(SumsBase):
-    name = "good_sums"
-
-
-class CrashOnEmpty(SumsBase):
-    """Indexes into the completion: an empty one raises IndexError."""
-    name = "crash_on_empty"
-
-    def grade(self, item, completion: str) -> float:
-        if completion[0] == "\\":
-            return 1.0 if boxed(completion) == item["answer"] else 0.0
-        return 1.0 if boxed(completion) == item["answer"] else 0.0
-
-
-class ZeroReference(SumsBase):
-    """Compares with the question instead of the answer: the right answer scores 0."""
-    name = "zero_reference"
-
-    def grade(self, item, completion: str) -> float:
-        return 1.0 if boxed(completion) == item["question"] else 0.0
-
-
-class RandomScores(SumsBase):
-    name = "random_scores"
-
-    def grade(self, item, completion: str) -> float:
-        return random.random()
-
-
-class AlwaysAlike(SumsBase):
-    """Rewards answering at all: every completion of every group scores the same."""
-    name = "always_alike"
-
-    def grade(self, item, completion: str) -> float:
-        return 1.0
-
-
-class LongPrompts(SumsBase):
-    """A few-shot preamble far longer than max_token_length."""
-    name = "long_prompts"
-
-    def prompt(self, item) -> List[Dict[str, str]]:
-        preamble = " ".join(f"Example {i}: {p['question']} \\boxed{{{p['answer']}}}." for i, p in enumerate(PROBLEMS * 40))
-        return [{"role": "system", "content": preamble}, {"role": "user", "content": item["question"]}]
-
-
-class NanScores(SumsBase):
-    """Divides by the answer's length: an empty completion gets NaN, which is not a zero."""
-    name = "nan_scores"
-
-    def grade(self, item, completion: str) -> float:
-        right = 1.0 if boxed(completion) == item["answer"] else 0.0
-        return right if completion else math.nan

@@ -18,6 +18,7 @@ import type { JsonValue } from '../../core/json.js';
 import { loadExeca } from '../../core/onDemand.js';
 import type { CoreServices } from '../../core/services.js';
 import { killGroup } from '../config/introspection.js';
+import { FileLock } from '../runs/registry/fileLock.js';
 import { stepTokens, tokensUsd, type RunShape } from '../cost/estimate.js';
 import { savePromptLengths } from '../cost/lengthStore.js';
 import { frameworkOfEnvironment } from '../environments/report.js';
@@ -32,6 +33,7 @@ const HELPER_TIMEOUT_SECONDS = 60;
 /** Names a run gets, not what it trains: a verdict holds whatever they are. */
 const NAMING_FIELDS = new Set(['wandb_name', 'wandb_project', 'wandb_group', 'log_path']);
 const KEPT_CONFIGS = 20;
+const SAVE_LOCK_TIMEOUT_MS = 10_000;
 
 const SCORE = z.union([z.number(), z.null(), z.string()]);
 const STEP = z.object({ ok: z.boolean(), error: z.string().optional() });
@@ -230,12 +232,19 @@ export class Readiness {
 
   private save(record: ReadinessRecord): void {
     const env = { name: record.environment, file_path: record.file_path, framework: record.framework as RunSelection['environment']['framework'] };
-    const verdicts = { ...this.readFile(env), [record.config_key]: record };
-    const kept = Object.entries(verdicts)
-      .sort(([, a], [, b]) => (a.checked_at < b.checked_at ? 1 : -1))
-      .slice(0, KEPT_CONFIGS);
     mkdirSync(readinessRoot(this.core.settings.home), { recursive: true });
-    writeAtomically(this.path(env), JSON.stringify({ environment: record.environment, framework: record.framework, file_path: record.file_path, verdicts: Object.fromEntries(kept) }));
+    // A read-modify-write: servers sharing RL_HOME checking the same environment keep each other's verdicts.
+    const lock = new FileLock(`${this.path(env)}.lock`);
+    lock.acquireBlocking(SAVE_LOCK_TIMEOUT_MS);
+    try {
+      const verdicts = { ...this.readFile(env), [record.config_key]: record };
+      const kept = Object.entries(verdicts)
+        .sort(([, a], [, b]) => (a.checked_at < b.checked_at ? 1 : -1))
+        .slice(0, KEPT_CONFIGS);
+      writeAtomically(this.path(env), JSON.stringify({ environment: record.environment, framework: record.framework, file_path: record.file_path, verdicts: Object.fromEntries(kept) }));
+    } finally {
+      lock.release();
+    }
   }
 
   private async runHelper(selection: RunSelection, items: number, signal?: AbortSignal): Promise<OfflineObservations> {

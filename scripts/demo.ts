@@ -54,7 +54,7 @@ async function checkReadiness(call: Call, testId?: string): Promise<void> {
   const how = testId === undefined ? `offline in ${json.offline.duration_seconds} s, stand-in model at ${json.offline.stand_in?.url ?? 'none'}` : `with test ${testId}`;
   say(`> rl_check_environment (${how}): ${json.verdict}`);
   for (const r of json.reasons.slice(0, 2)) say(`  ${r.verdict}: ${r.message}`);
-  for (const e of json.evidence.slice(-2)) say(`  seen: ${e}`);
+  for (const e of json.evidence.filter((x: string) => /^(the reference answer|training signal|prompts)/.test(x))) say(`  seen: ${e}`);
   if (json.unchecked.length > 0) say(`  not checked: ${json.unchecked.join('; ')}`);
 }
 

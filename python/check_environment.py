@@ -471,6 +471,9 @@ async def check_cookbook(request, out):
             continue
         probes, ref = await Prober(score, PROBE_GROUP).item([ref] if ref else [])
         out["items"].append(item_record(index, ref, probes))
+    base = getattr(importlib.import_module("tinker_cookbook.rl.types"), "EnvGroupBuilder", None)
+    if base is not None and getattr(type(builders[0]), "compute_group_rewards", None) is not getattr(base, "compute_group_rewards", None):
+        out["unchecked"].append("group rewards: the builder's compute_group_rewards() (rewards given per group, e.g. by comparing its rollouts) was not driven; only each env's step() rewards were")
     if not any(item["probes"] for item in out["items"]):
         out["unchecked"].append("scoring: the environment has no renderer with a tokenizer to turn a completion into the tokens step() takes")
     if not any("reference" in item for item in out["items"]):

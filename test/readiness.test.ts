@@ -5,7 +5,7 @@
  * models join the verdict; RL_REQUIRE_READY=1 holds starts to the last verdict.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connectInMemory, type InMemoryHarness } from './helpers/client.js';
@@ -48,6 +48,12 @@ test('environments written to fail each check get their verdict and reason offli
     assert.ok(answer.offline.stand_in.requests > 0, name);
     assert.equal(answer.offline.items_count, 6, `${name}: items counted from setup()`);
   }
+  // Each verdict kept in RL_HOME with the environment and the config it judged.
+  const kept = readdirSync(join(h.runtime.settings.home, 'readiness')).filter((f) => f.endsWith('.json'));
+  assert.equal(kept.length, Object.keys(expected).length);
+  const stored = JSON.parse(readFileSync(join(h.runtime.settings.home, 'readiness', kept.find((f) => f.includes('always_alike'))!), 'utf8'));
+  const [only] = Object.values(stored.verdicts) as Record<string, any>[];
+  assert.deepEqual([stored.environment, only!.verdict, only!.config.group_size, only!.config.max_token_length], ['always_alike', 'no_go', 8, h.runtime.settings.locked.env.max_token_length]);
   const good = await check(h, { environment: 'good_sums' });
   assert.deepEqual(good.reasons, []);
   assert.ok(good.evidence.some((e: string) => /the reference answer scored the top \(1\) on 5 of 5 items/.test(e)), JSON.stringify(good.evidence));

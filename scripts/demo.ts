@@ -2,7 +2,7 @@
  * `npm run demo`: the server's main job, end to end, on the bundled example environments. It
  * checks its own prerequisites, builds the server when the sources are newer than the bundle, and
  * drives it over stdio as an MCP client would: list, select, configure (including a refused edit
- * of a locked field), smoke-test the environment with rl_test_inference (as the instructions tell
+ * of a locked field), check its readiness with rl_check_environment, smoke-test it with rl_test_inference (as the instructions tell
  * an agent to, before paying for training), start a training run, follow it to the end, read its
  * results, estimate its cost, evaluate its checkpoint against the base model and read a rollout.
  * Tinker, Atropos and the model endpoints are the simulated ones the tests use (fake run-api and
@@ -38,12 +38,24 @@ const ENDPOINT_KEY = 'sk-or-demo-not-a-real-key';
 const TINKER_KEY = 'tml-demo-not-a-real-key';
 
 /** rl_test_inference against the local endpoint: a few real rollouts before paying for training. */
-async function smokeTest(call: Call, baseUrl: string): Promise<void> {
-  let answer = await call('rl_test_inference', { models: ['demo/qwen3-8b'], base_url: baseUrl, num_steps: 1, group_size: 2, wait_seconds: 50 });
+async function smokeTest(call: Call, baseUrl: string): Promise<string> {
+  let answer = await call('rl_test_inference', { models: ['demo/qwen3-8b'], base_url: baseUrl, num_steps: 2, group_size: 2, wait_seconds: 50 });
   while (!answer.isError && answer.json.status === 'running') answer = await call('rl_test_inference', { test_id: answer.json.test_id, wait_seconds: 50 });
   if (answer.isError) throw new Error(`rl_test_inference refused: ${answer.json.error}`);
   const tested = (answer.json.models_tested ?? []) as Array<{ model: string; accuracy?: number; error?: string }>;
   say(`> rl_test_inference (a local OpenAI-style endpoint at ${baseUrl}): ${answer.json.status}; ${tested.map((m) => `${m.model}: ${m.error ?? `accuracy ${m.accuracy}`}`).join(', ')}`);
+  return answer.json.test_id as string;
+}
+
+/** rl_check_environment: the verdict offline (a stand-in model, no key), then with the smoke test's models. */
+async function checkReadiness(call: Call, testId?: string): Promise<void> {
+  const { isError, json } = await call('rl_check_environment', testId !== undefined ? { test_id: testId } : {});
+  if (isError) throw new Error(`rl_check_environment refused: ${json.error}`);
+  const how = testId === undefined ? `offline in ${json.offline.duration_seconds} s, stand-in model at ${json.offline.stand_in?.url ?? 'none'}` : `with test ${testId}`;
+  say(`> rl_check_environment (${how}): ${json.verdict}`);
+  for (const r of json.reasons.slice(0, 2)) say(`  ${r.verdict}: ${r.message}`);
+  for (const e of json.evidence.filter((x: string) => /^(the reference answer|training signal|prompts)/.test(x))) say(`  seen: ${e}`);
+  if (json.unchecked.length > 0) say(`  not checked: ${json.unchecked.join('; ')}`);
 }
 
 const dollars = (f?: { usd: number }): string => (f ? `$${f.usd.toFixed(4)}` : 'n/a');
@@ -187,7 +199,7 @@ async function main(): Promise<void> {
   buildIfStale();
   const work = mkdtempSync(join(tmpdir(), 'rl-training-mcp-demo-'));
   const client = new Client({ name: 'rl-training-mcp-demo', version: '1.0.0' });
-  const endpoint = await startFakeOpenAI({ apiKey: ENDPOINT_KEY, models: { 'demo/qwen3-8b': { mode: 'right' } }, solve: gsm8kSolver() });
+  const endpoint = await startFakeOpenAI({ apiKey: ENDPOINT_KEY, models: { 'demo/qwen3-8b': { mode: 'half' } }, solve: gsm8kSolver() });
   // Tinker's OpenAI-compatible endpoint: the base model answers 3 in 10 right, every saved checkpoint 9 in 10.
   const tinker = await startFakeTinkerOai({
     apiKey: TINKER_KEY,
@@ -250,13 +262,14 @@ async function main(): Promise<void> {
     const typo = await call('rl_edit_config', { field: 'group_size', value: 'sixteen' });
     say(`> rl_edit_config group_size "sixteen": refused: ${typo.json.error} (expected ${typo.json.expected})`);
 
-    await smokeTest(call, endpoint.baseUrl);
+    await checkReadiness(call);
+    await checkReadiness(call, await smokeTest(call, endpoint.baseUrl));
     await estimate(call);
 
     const started = await call('rl_start_training');
     if (started.isError) throw new Error(`rl_start_training refused: ${started.json.error}`);
     const runId = started.json.run_id as string;
-    say(`> rl_start_training: run ${runId} ${started.json.status}; config ${started.json.config_path}`);
+    say(`> rl_start_training: run ${runId} ${started.json.status}; config ${started.json.config_path}; readiness ${started.json.readiness.verdict}`);
 
     const status = await follow(call, runId);
 

@@ -116,6 +116,7 @@ const AT_LIMITS: Record<string, () => Promise<Record<string, unknown>>> = {
   },
   rl_edit_config: async () => ({ field: await stringField(), value: LONG }),
   rl_estimate_cost: async () => ({ environment: 'gsm8k', config: { [await stringField()]: LONG, group_size: 16 } }),
+  rl_check_environment: async () => ({ environment: 'gsm8k', config: { [await stringField()]: LONG, group_size: 16 }, items: 20 }),
   rl_start_training: async () => ({ environment: 'gsm8k', config: { [await stringField()]: LONG, group_size: 16 } }),
   rl_check_status: async () => ({ run_id: wide[0]!.run_id }),
   rl_wait_for_run: async () => ({ run_id: startedRun!, until: 'ended', timeout_seconds: 50 }),

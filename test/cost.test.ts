@@ -162,3 +162,12 @@ test('the question before a costly start: only over RL_CONFIRM_ABOVE_USD, with t
   const question = confirmationQuestion(settings(0.01), e, 'gsm8k')!;
   assert.match(question, /^Start training gsm8k on M\? This is an estimated expected cost of \$0\.0338 .*above RL_CONFIRM_ABOVE_USD=\$0\.01\. Estimated range: \$0\.0251 to \$0\.2888\. These are estimates, not charges\.$/);
 });
+
+test('prompt lengths from an offline check (no inference test): the high bound takes the longest rendered prompt, the rest stays unknown', () => {
+  const estimate = estimateRun(SHAPE, PRICE, { prompts: { mean: 150, max: 300, count: 5 }, checked_at: '2026-11-27T10:00:00Z', counted_by: 'the environment\'s tokenizer' });
+  // Per step: 4 groups x 300 prefill, 32 x 1000 sampled, 32 x 1000 trained: (1200 x 0.2 + 32000 x 0.5 + 32000 x 0.4) / 1e6.
+  assert.equal(estimate.total_usd.high?.per_step_usd, 0.029);
+  assert.match(estimate.total_usd.high!.basis, /longest prompt 300 tokens of 5 rendered by the offline check/);
+  assert.equal(estimate.total_usd.expected, undefined);
+  assert.ok(estimate.unknown.some((u) => u.startsWith('rollout lengths: no inference test')));
+});

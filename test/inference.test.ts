@@ -92,6 +92,10 @@ test('three models, one failing: counts, accuracy, summary, and the failure with
   );
   assert.deepEqual(half.steps, [1, 2].map((step) => ({ step, completions: 4, correct: 2 })));
   assert.deepEqual([half.total_completions, half.correct_completions, half.accuracy, half.step_success_rate], [8, 4, 0.5, 1]);
+  // The training signal: the always-right model's groups are all alike, the half-right one's all mixed.
+  assert.deepEqual(right.signal, { groups: 2, mixed_share: 0, all_right_share: 1, all_wrong_share: 0, reward_range: [1, 1], invalid_rewards: 0, rewards: 8 });
+  assert.deepEqual(half.signal, { groups: 2, mixed_share: 1, all_right_share: 0, all_wrong_share: 0, reward_range: [0, 1], invalid_rewards: 0, rewards: 8 });
+  assert.equal(fail.signal, undefined);
   assert.equal(right.error, undefined);
   assert.equal(half.error, undefined);
 

@@ -116,6 +116,8 @@ export interface Settings {
   slurm: PlacementSettings['slurm'];
   /** RL_ALLOW_UNMANAGED_ENVIRONMENTS: start environments that do not use managed_server anyway. */
   allowUnmanagedEnvironments: boolean;
+  /** RL_REQUIRE_READY: a start needs a readiness verdict for its environment and config that is not no_go (rl_check_environment). */
+  requireReady: boolean;
   /** Start-up stage deadlines in seconds. */
   stageTimeouts: { api: number; trainer: number; env: number };
   introspectTimeoutSeconds: number;

@@ -5,6 +5,7 @@ import { rlSelectEnvironment } from './rl_select_environment.js';
 import { rlGetCurrentConfig } from './rl_get_current_config.js';
 import { rlEditConfig } from './rl_edit_config.js';
 import { rlEstimateCost } from './rl_estimate_cost.js';
+import { rlCheckEnvironment } from './rl_check_environment.js';
 import { rlStartTraining } from './rl_start_training.js';
 import { rlCheckStatus } from './rl_check_status.js';
 import { rlWaitForRun } from './rl_wait_for_run.js';
@@ -27,6 +28,7 @@ export const ALL_TOOLS: readonly ToolDefinition[] = [
   rlGetCurrentConfig,
   rlEditConfig,
   rlEstimateCost,
+  rlCheckEnvironment,
   rlStartTraining,
   rlCheckStatus,
   rlWaitForRun,

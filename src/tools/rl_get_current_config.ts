@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { costEstimate } from '../runtime/wiring/costs.js';
 import { lastKnownModels, servedText } from '../runtime/tinker/models.js';
 import { estimateSchema } from './costSchemas.js';
+import { readinessSchema } from './readinessSchema.js';
 import { previewJson, type JsonValue } from '../core/json.js';
 import { defineTool } from './define.js';
 import { jsonValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
@@ -30,6 +31,7 @@ export const rlGetCurrentConfig = defineTool({
     locked_fields: z.array(field.extend({ locked_value: jsonValue })),
     wandb_project: z.string(),
     cost_estimate: estimateSchema.describe('What a run of this config would cost (as rl_estimate_cost answers)'),
+    readiness: readinessSchema,
     base_model: z
       .object({ name: z.string(), live: z.boolean().nullable().describe('false: Tinker no longer serves it (a start is refused); null: not checked, note says why'), note: z.string() })
       .describe('The base model a run trains, checked against the models Tinker served when rl_doctor or rl_start_training last asked (nothing is asked here)'),
@@ -53,6 +55,7 @@ export const rlGetCurrentConfig = defineTool({
       locked_fields: locked.map((f) => ({ ...short(f), locked_value: previewJson(f.locked_value, SHOWN_VALUE_CHARS) })),
       wandb_project: wandbProject,
       cost_estimate: cost,
+      readiness: runtime.readiness.view(selected),
       base_model: { name: cost.model, ...served },
       tip: 'Use rl_edit_config(field, value) to change any configurable field; wandb_project sets the W&B project of the run.',
     };

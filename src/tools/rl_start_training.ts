@@ -7,6 +7,7 @@ import type { SelectedConfig } from '../runtime/config/selectionStore.js';
 import { confirmationQuestion, estimateAnswer } from '../runtime/wiring/costs.js';
 import { UserError } from '../core/errors.js';
 import { estimateSchema } from './costSchemas.js';
+import { readinessSchema } from './readinessSchema.js';
 import { defineTool, type ToolContext } from './define.js';
 import { configValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
 import { environmentName } from './rl_select_environment.js';
@@ -82,6 +83,7 @@ export const rlStartTraining = defineTool({
     logs: processLogs,
     log_uris: processLogUris,
     cost_estimate: estimateSchema.describe('What this run will cost, estimated at its start; rl_check_status reports spend so far'),
+    readiness: readinessSchema,
     message: z.string(),
   }),
   // Not idempotent: each call starts (and bills) a new run. Open world: it drives the paid Tinker service.
@@ -90,6 +92,7 @@ export const rlStartTraining = defineTool({
     const { runtime, signal } = ctx;
     const request = { ...args, config: args.config as Record<string, JsonValue> | undefined };
     const selected = await runtime.selection.forRun(request, signal);
+    runtime.readiness.requireReady(selected.config);
     await confirmSpending(ctx, selected.config);
     const { record, config, estimate, script } = await runtime.runs.start(selected.config, { placement: args.placement, resources: args.slurm, dryRun: args.dry_run }, signal);
     const id = record.run_id;
@@ -114,6 +117,7 @@ export const rlStartTraining = defineTool({
       logs: record.logs,
       log_uris: Object.fromEntries(Object.keys(record.logs).map((name) => [name, runLogUri(id, name as RunProcess)])),
       cost_estimate: estimateAnswer(runtime.settings, estimate),
+      readiness: runtime.readiness.view(selected.config),
       message: [
         ...(dryRun
           ? [`Dry run: nothing was written or started${record.placement === 'slurm' ? ' and no job submitted; `script` is the job script a start would submit' : ''}. Call again without dry_run to start it.`]

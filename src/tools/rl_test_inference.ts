@@ -87,6 +87,18 @@ const modelResult = z.object({
     .optional()
     .describe('Measured tokens per rollout: what rl_estimate_cost uses for this environment'),
   endpoint: z.string().optional(),
+  signal: z
+    .object({
+      groups: z.number(),
+      mixed_share: z.number(),
+      all_right_share: z.number(),
+      all_wrong_share: z.number(),
+      reward_range: z.tuple([z.number(), z.number()]).nullable(),
+      invalid_rewards: z.number(),
+      rewards: z.number(),
+    })
+    .optional()
+    .describe('Share of groups whose scores differ (the training signal), all right, all wrong; invalid rewards (None, NaN) apart from zeros'),
 });
 
 const output = z.object({

@@ -70,6 +70,10 @@ export const runIndexPath = (home: string): string => join(home, 'cache', 'run-i
 /** Each environment's rollout lengths as its latest inference test measured them: what cost estimates start from. */
 export const rolloutLengthsPath = (home: string): string => join(home, 'cache', 'rollout-lengths.json');
 /** The base models Tinker serves, as it last said (kept an hour): what starts and the doctor check a run's model against. */
+/** Each environment's prompt lengths as its latest offline check rendered them: the estimate's high bound until an inference test measures more. */
+export const promptLengthsPath = (home: string): string => join(home, 'cache', 'prompt-lengths.json');
+/** Readiness verdicts (rl_check_environment), one file per environment holding the last verdict per config. */
+export const readinessRoot = (home: string): string => join(home, 'readiness');
 export const tinkerModelsCachePath = (home: string): string => join(home, 'cache', 'tinker-models.json');
 export const runsRoot = (home: string): string => join(home, 'runs');
 export const runFilePath = (home: string, runId: string, name: string): string => join(runsRoot(home), runId, name);

@@ -197,7 +197,8 @@ async function filesStamp(paths: readonly string[]): Promise<string> {
   return stats.map((s) => (s ? `|${s.mtimeMs}:${s.size}` : '|gone')).join('');
 }
 
-function killGroup(pid: number | undefined): void {
+/** Kills what is left of a helper's process group (helpers lead their own, so what an environment started dies with them). */
+export function killGroup(pid: number | undefined): void {
   try {
     if (pid !== undefined) process.kill(-pid, 'SIGKILL');
   } catch {

@@ -44,6 +44,15 @@ export interface LengthsInfo {
   models: string;
 }
 
+/** Prompt lengths an offline check rendered (rl_check_environment): no completion was sampled. */
+export interface PromptLengthsInfo {
+  prompts: { mean: number; max: number; count: number };
+  checked_at: string;
+  counted_by: string;
+}
+
+export type MeasuredLengths = LengthsInfo | PromptLengthsInfo;
+
 export interface RunEstimate {
   estimate: true;
   model: string;
@@ -105,13 +114,17 @@ export const atroposBounds = (shape: Pick<RunShape, 'max_token_length'>): Length
   unmeasuredPrompt: { tokens: shape.max_token_length, basis: `every prompt and completion at max_token_length ${shape.max_token_length} (trained sequences are at most ${shape.max_token_length}: atroposlib drops longer ones)` },
 });
 
-function scenarioLengths(shape: RunShape, measured: LengthsInfo | undefined, bounds: LengthBounds): Scenarios {
+function scenarioLengths(shape: RunShape, measured: MeasuredLengths | undefined, bounds: LengthBounds): Scenarios {
   const L = shape.max_token_length;
   const capped = (n: number): number => (bounds.trainedCap === undefined ? n : Math.min(n, bounds.trainedCap));
   const cap = bounds.trainedCap === undefined ? 'trained sequences whole (prompt + completion: nothing drops longer ones)' : `trained sequences at ${bounds.trainedCap} (atroposlib drops longer ones)`;
   if (measured === undefined) {
     const p = bounds.unmeasuredPrompt.tokens;
     return { high: { lengths: of(p, L, capped(p + L)), basis: bounds.unmeasuredPrompt.basis } };
+  }
+  if ('prompts' in measured) {
+    const p = capped(measured.prompts.max);
+    return { high: { lengths: of(p, L, capped(p + L)), basis: `longest prompt ${measured.prompts.max} tokens of ${measured.prompts.count} rendered by the offline check (${measured.checked_at}, counted by ${measured.counted_by}), every completion at max_token_length ${L}, ${cap}` } };
   }
   const { prompt_tokens: p, completion_tokens: c } = measured.lengths;
   const from = `inference test ${measured.test_id} (${measured.measured_at}, ${measured.lengths.rollouts} rollouts of ${measured.models}, counted by ${measured.lengths.source})`;
@@ -136,9 +149,9 @@ export const GENERAL_UNKNOWNS = [
 ];
 
 /** The run's estimate; without a price, no dollar figure and the reason. */
-export function estimateRun(shape: RunShape, price: ModelPrice | undefined, measured: LengthsInfo | undefined, extraUnknown: string[] = [], bounds: LengthBounds = atroposBounds(shape)): RunEstimate {
+export function estimateRun(shape: RunShape, price: ModelPrice | undefined, measured: MeasuredLengths | undefined, extraUnknown: string[] = [], bounds: LengthBounds = atroposBounds(shape)): RunEstimate {
   const unknown = [...extraUnknown];
-  if (measured === undefined) unknown.push('rollout lengths: no inference test measured this environment yet, so only the high bound is given; run rl_test_inference to get low and expected figures');
+  if (measured === undefined || 'prompts' in measured) unknown.push('rollout lengths: no inference test measured this environment yet, so only the high bound is given; run rl_test_inference to get low and expected figures');
   const base = { estimate: true as const, model: shape.model, shape, assumptions: ASSUMPTIONS(shape) };
   if (price === undefined) {
     return { ...base, total_usd: {}, unknown: [`price: the price table has no entry for ${shape.model}; add it under prices in the RL_MCP_CONFIG file (dollars per million prefill, sample and train tokens, with as_of and source)`, ...unknown, ...GENERAL_UNKNOWNS] };

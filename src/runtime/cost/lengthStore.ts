@@ -6,9 +6,9 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeAtomically } from '../../core/files/atomicFile.js';
-import { rolloutLengthsPath } from '../../core/files/home.js';
+import { promptLengthsPath, rolloutLengthsPath } from '../../core/files/home.js';
 import type { Logger } from '../../core/logger.js';
-import type { LengthsInfo } from './estimate.js';
+import type { MeasuredLengths, PromptLengthsInfo } from './estimate.js';
 import { poolLengths, type RolloutLengths } from './lengths.js';
 
 export interface MeasuredRollouts {
@@ -69,10 +69,36 @@ export function saveTestLengths(home: string, test: { environment: string; test_
 /** Last path part, lower case: `qwen/qwen3-8b` (OpenRouter) matches `Qwen/Qwen3-8B` (Tinker). */
 const sameModel = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase() || a.toLowerCase().split('/').pop() === b.toLowerCase().split('/').pop();
 
-/** The measured lengths an estimate of `model` uses: the tested model that is the trained one, else all tested models pooled. */
-export function lengthsFor(home: string, environment: string, model: string): LengthsInfo | undefined {
+function readPrompts(home: string): Record<string, PromptLengthsInfo> {
+  try {
+    const doc: unknown = JSON.parse(readFileSync(promptLengthsPath(home), 'utf8'));
+    return isObject(doc) ? (doc as Record<string, PromptLengthsInfo>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Keeps the prompt lengths an offline check rendered for `environment` (rl_check_environment). */
+export function savePromptLengths(home: string, environment: string, info: PromptLengthsInfo): void {
+  const all = readPrompts(home);
+  all[environment] = info;
+  const path = promptLengthsPath(home);
+  mkdirSync(dirname(path), { recursive: true });
+  writeAtomically(path, JSON.stringify(all));
+}
+
+function promptsFor(home: string, environment: string): PromptLengthsInfo | undefined {
+  const info = readPrompts(home)[environment];
+  return isObject(info) && isObject(info.prompts) && typeof info.prompts.max === 'number' ? info : undefined;
+}
+
+/**
+ * The measured lengths an estimate of `model` uses: the tested model that is the trained one, else all
+ * tested models pooled; with no inference test, the prompt lengths an offline check rendered.
+ */
+export function lengthsFor(home: string, environment: string, model: string): MeasuredLengths | undefined {
   const measured = measuredRollouts(home, environment);
-  if (measured === undefined) return undefined;
+  if (measured === undefined) return promptsFor(home, environment);
   const ids = Object.keys(measured.models);
   const same = ids.find((id) => sameModel(id, model));
   const lengths = same !== undefined ? measured.models[same] : poolLengths(ids.map((id) => measured.models[id]!));

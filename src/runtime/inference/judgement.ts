@@ -11,6 +11,8 @@ import type { KeySource } from './routing.js';
 import { readGroupScores, scoreGroups } from './scoring.js';
 import type { ModelReport, ModelState } from './testReport.js';
 import { answered, promptChars, readExchanges } from './wire/exchanges.js';
+import { rawScores, signalStats } from '../readiness/signal.js';
+import type { Score } from '../readiness/verdict.js';
 
 /** How far up a failed model's log the cause is looked for. */
 const CAUSE_SEARCH_LINES = 300;
@@ -90,14 +92,20 @@ export async function judgeModel(
   if (collected !== undefined) return failureOf(base, outcome, 'failed', collected.error, { error_kind: collected.kind });
   const noGroups = (error: string): Judged => failureOf(base, outcome, 'failed', error);
   const lengths = new LengthCounter();
-  const groups = await readGroupScores(base.output_file, (group) => lengths.add(group));
+  // Scores as written, None and NaN kept: counted apart from zeros in `signal`.
+  const raw: Score[][] = [];
+  const groups = await readGroupScores(base.output_file, (group) => {
+    lengths.add(group);
+    raw.push(rawScores(group));
+  });
   if (groups === undefined) return noGroups(`Output file not created: ${base.output_file}`);
   if (groups.length === 0) return noGroups('The process finished but wrote no group: every group was skipped or invalid. See log_file.');
   for (const exchange of answered(await readExchanges(wireFile))) lengths.addExchange({ promptChars: promptChars(exchange), completions: exchange.choices, usage: exchange.usage });
   const rollout_tokens = lengths.result();
   const signal = equalScores(groups);
+  const { model: _model, ...shares } = signalStats({ model: base.model, groups: raw });
   return {
     state: 'succeeded',
-    report: { ...base, ...scoreGroups(groups), duration_seconds: seconds(outcome.durationMs), ...(rollout_tokens ? { rollout_tokens } : {}), ...(signal ? { error_kind: signal.kind, warning: signal.warning } : {}) },
+    report: { ...base, ...scoreGroups(groups), signal: shares, duration_seconds: seconds(outcome.durationMs), ...(rollout_tokens ? { rollout_tokens } : {}), ...(signal ? { error_kind: signal.kind, warning: signal.warning } : {}) },
   };
 }

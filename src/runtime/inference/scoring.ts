@@ -5,6 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
+import { parseTolerantJson } from '../wandb/tolerantJson.js';
 
 export interface StepResult {
   step: number;
@@ -39,7 +40,8 @@ function round3(x: number): number {
 
 /**
  * The groups of a JSONL file, read line by line (a line holds every token of a group, so the
- * file can be large). Lines that are not JSON (a process killed mid-write) are skipped.
+ * file can be large). Lines that are not JSON (a process killed mid-write) are skipped; bare NaN and
+ * Infinity (Python's json) are read as their names.
  * Resolves to undefined when the file does not exist. `onGroup` sees each parsed line (lengths are counted from it).
  */
 export async function readGroupScores(path: string, onGroup?: (group: unknown) => void): Promise<number[][] | undefined> {
@@ -58,7 +60,12 @@ export async function readGroupScores(path: string, onGroup?: (group: unknown) =
       try {
         item = JSON.parse(line);
       } catch {
-        continue;
+        // Python's json writes a NaN or infinite score bare: kept (as "NaN"), so it counts as an invalid reward, not as a lost group.
+        try {
+          item = parseTolerantJson(line);
+        } catch {
+          continue;
+        }
       }
       onGroup?.(item);
       const scores = (item as { scores?: unknown } | null)?.scores;

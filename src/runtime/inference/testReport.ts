@@ -3,6 +3,7 @@ import type { ServerType } from './command.js';
 import type { FailureKind } from './failures.js';
 import type { ModelScores, TestSummary } from './scoring.js';
 import type { RolloutLengths } from '../cost/lengths.js';
+import type { SignalStats } from '../readiness/signal.js';
 
 export type TestStatus = 'running' | 'completed' | 'cancelled';
 export type ModelState = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';
@@ -24,6 +25,8 @@ export interface ModelReport extends ModelScores {
   warning?: string;
   /** Prompt and completion tokens per rollout, measured from the output file or the wire (what cost estimates use). */
   rollout_tokens?: RolloutLengths;
+  /** Its groups' training signal: mixed, all-right and all-wrong shares, reward range, invalid rewards apart from zeros. */
+  signal?: Omit<SignalStats, 'model' | 'error'>;
   /** The endpoint that served this model, when not the test's base_url (Tinker models). */
   endpoint?: string;
 }

@@ -16,6 +16,7 @@ import { Dashboard } from './dashboard.js';
 import { TinkerApi } from '../tinker/helper.js';
 import { RunUsage } from '../runs/usage.js';
 import { RunStore } from '../runs/registry/store.js';
+import { Readiness } from '../readiness/readiness.js';
 
 type Closer = () => Promise<void> | void;
 
@@ -28,6 +29,8 @@ export class Runtime {
   readonly evaluations: Evaluations;
   readonly wandb: WandbReader;
   readonly runs: RunManager;
+  /** Readiness verdicts (rl_check_environment), kept per environment and config. */
+  readonly readiness: Readiness;
   /** Tinker's own SDK, asked through python/tinker_api.py: billing, checkpoints, live models. */
   readonly tinker: TinkerApi;
   /** The dashboard view's snapshots (MCP Apps). */
@@ -56,6 +59,7 @@ export class Runtime {
     // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
     // either way their state is on disk and their supervisor locks are released.
     this.onClose(() => this.runs.close());
+    this.readiness = new Readiness(core, { runShape: (selection) => this.runs.estimate(selection).estimate.shape, lockedValues: (environment) => this.selection.lockedValues(environment) });
     this.dashboard = new Dashboard({ runs: this.runs, wandb: this.wandb, redactor: this.redactor });
   }
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import type { InitializeResult } from '@modelcontextprotocol/client';
-import { SERVER_AT_THE_LATEST_MS, StdioFrontDoor, type AnswerCheck, type EarlyAnswers } from '../src/server/frontDoor.js';
+import { SERVER_AT_THE_LATEST_MS, StdioFrontDoor, type AnswerCheck, type EarlyAnswers } from '../../src/server/frontDoor.js';
 
 const INIT_PARAMS = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } };
 const line = (message: object): string => `${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`;

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BUNDLED_EXAMPLES_ROOT } from '../src/core/files/paths.js';
-import { loadSettings } from '../src/runtime/config/settings.js';
-import { SettingsError } from '../src/core/errors.js';
-import { tempDir } from './helpers/tmp.js';
+import { BUNDLED_EXAMPLES_ROOT } from '../../src/core/files/paths.js';
+import { loadSettings } from '../../src/runtime/config/settings.js';
+import { SettingsError } from '../../src/core/errors.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const HOME = '/home/someone';
 

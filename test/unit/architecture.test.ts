@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import ts from 'typescript';
-import { REPO_ROOT } from './helpers/tmp.js';
+import { REPO_ROOT } from '../helpers/tmp.js';
 
 const SRC = join(REPO_ROOT, 'src');
 const MAX_FUNCTION_LINES = 60;

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import ts from 'typescript';
-import { REPO_ROOT } from './helpers/tmp.js';
+import { REPO_ROOT } from '../helpers/tmp.js';
 
 /** The repository's own top-level folders; a path in prose that starts with one is checked. */
 const ROOTS = ['src', 'test', 'python', 'docs', 'scripts', 'bench', 'examples', 'ui', 'clients'];

@@ -1,0 +1,68 @@
+/**
+ * The suite's command, in its two tiers:
+ *
+ *   npm test                     every test (test/ and test/unit/), after installing what they need
+ *   npm run test:unit            test/unit/ only: no process started, no port opened (under a minute)
+ *   npm run test:prerequisites   only the installing (root with apt), as `npm test` does first
+ *
+ * `npm test` checks the machine (scripts/prerequisites.ts): what is missing is installed when it can
+ * be, else it stops before building anything, with the one command that installs it. Then it builds
+ * (the stdio tests start dist/index.js) and runs the files. The unit tier preloads
+ * test/helpers/unit-tier.mjs, under which a test that starts a process or listens on a port fails.
+ * Both resolve `python3` once for every test file (RL_TEST_PYTHON, test/helpers/tmp.ts).
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { canInstall, missingSystemPackages, plan, pythonProblems } from './prerequisites.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const tier = process.argv[2] ?? 'all';
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): void {
+  const result = spawnSync(command, args, { cwd: ROOT, stdio: 'inherit', env });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+function stop(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+/** Installs what the suite lacks, or stops with the command that would. */
+function prerequisites(): void {
+  const python = pythonProblems();
+  if (python.length > 0) stop(`The suite cannot run yet:\n${python.map((p) => `  - ${p}`).join('\n')}`);
+  const next = plan(missingSystemPackages(process.env), canInstall(process.env, process.getuid?.() ?? -1));
+  if (next.kind === 'stop') stop(next.message);
+  if (next.kind === 'install') {
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    for (const [command, ...args] of next.commands) {
+      process.stderr.write(`npm test installs what the suite needs: ${[command, ...args].join(' ')}\n`);
+      run(command!, args, env);
+    }
+  }
+}
+
+function testFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).filter((name) => name.endsWith('.test.ts')).map((name) => join(dir, name));
+}
+
+function resolvedPython(): string {
+  const probe = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' });
+  // Without python3 the unit tier still runs (it starts none); the whole suite stopped before this.
+  return probe.status === 0 ? probe.stdout.trim() : 'python3';
+}
+
+const env = { ...process.env, RL_TEST_PYTHON: resolvedPython() };
+if (tier === 'unit') {
+  run(process.execPath, ['--import', 'tsx', '--import', './test/helpers/unit-tier.mjs', '--test', '--test-concurrency=2', ...testFiles('test/unit')], env);
+} else if (tier === 'prerequisites') {
+  prerequisites();
+} else if (tier === 'all') {
+  prerequisites();
+  run('npm', ['run', 'build']);
+  run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=240000', ...testFiles('test'), ...testFiles('test/unit')], env);
+} else {
+  stop(`usage: node --import tsx scripts/test.ts [all|unit|prerequisites], not ${tier}`);
+}

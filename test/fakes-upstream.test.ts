@@ -1,5 +1,5 @@
 /**
- * The fakes fail where upstream fails (shared/reference/upstream-behaviour.md §1): each behaviour the
+ * The fakes fail where upstream fails: each behaviour the
  * real atroposlib and tinker-atropos show, run directly against the fake processes, with the log
  * lines upstream prints. The upstream-style environments are in test/fakes/environments.
  */

@@ -1,6 +1,8 @@
 /**
  * Paths named in prose stay true: README, docs/ and the comments of the code name only files and
- * folders the repository has. Moving a file without updating what names it fails here.
+ * folders the repository has. Moving a file without updating what names it fails here. And no
+ * file cites a document the repository does not have (a numbered section of a specification or
+ * of reference notes kept elsewhere): a reader has only the repository and upstream's sources.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -81,6 +83,26 @@ function prose(): { file: string; text: string }[] {
 test('README, docs and comments name only paths that exist', () => {
   const missing = prose().flatMap(({ file, text }) => namedPaths(text).filter((p) => !exists(REPO_ROOT, p)).map((p) => `${relative(REPO_ROOT, file)}: ${p}`));
   assert.deepEqual([...new Set(missing)], []);
+});
+
+/**
+ * Citations of documents outside the repository: any section mark (the repository's own documents
+ * are named by path), or a path into the folder of shared notes or its specification file. Spelt
+ * in pieces, so this file does not cite them itself.
+ */
+const OUTSIDE = new RegExp(['\u00a7', ['shared', '(reference|seeds)'].join('/'), ['SPEC', 'md'].join('\\.')].join('|'));
+
+/** Every file of the repository's own text a reader gets: README, docs, and the sources of src/, test/, scripts/, bench/, python/, examples/. */
+function ownFiles(): string[] {
+  const roots = ['src', 'test', 'scripts', 'bench', 'python', 'examples'].flatMap((d) => filesUnder(join(REPO_ROOT, d), /\.(ts|mjs|py|sh|md|json|yaml)$/));
+  return [join(REPO_ROOT, 'README.md'), ...filesUnder(join(REPO_ROOT, 'docs'), /\.md$/), ...roots];
+}
+
+test('no file cites a document outside the repository', () => {
+  const citing = ownFiles().filter((file) => OUTSIDE.test(readFileSync(file, 'utf8'))).map((file) => relative(REPO_ROOT, file));
+  assert.deepEqual(citing, []);
+  for (const cite of [`SPEC \u00a74.4`, `(tinker-atropos.md \u00a71.5)`, `${'shared'}/reference/upstream-behaviour.md`, `see ${'SPEC'}.md`]) assert.match(cite, OUTSIDE, cite);
+  assert.doesNotMatch('see docs/architecture.md and atroposlib/api/server.py', OUTSIDE);
 });
 
 test('the check can fail: a moved file, a brace list and a wildcard are read as paths', () => {

@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/tmp.js';
 
 const HOME = '/home/someone';
 
-test('defaults follow SPEC §2', () => {
+test('defaults: the values documented in the README configuration table', () => {
   const cwd = tempDir();
   const s = loadSettings({ HOME }, cwd);
   assert.equal(s.root, BUNDLED_EXAMPLES_ROOT);

@@ -12,7 +12,7 @@
  * Both resolve `python3` once for every test file (RL_TEST_PYTHON, test/helpers/tmp.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canInstall, missingSystemPackages, plan, pythonProblems } from './prerequisites.js';
 
@@ -48,6 +48,27 @@ function testFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir)).filter((name) => name.endsWith('.test.ts')).map((name) => join(dir, name));
 }
 
+/**
+ * The files, longest first by the last run's times (test/helpers/durations.mjs), files it did not
+ * time first of all: the runner starts them in this order, so no long file starts last.
+ */
+function longestFirst(files: string[]): string[] {
+  let last: Record<string, number> = {};
+  try {
+    last = JSON.parse(readFileSync(join(ROOT, 'node_modules', '.cache', 'rl-training-mcp', 'test-durations.json'), 'utf8')) as Record<string, number>;
+  } catch {
+    // No run timed yet: the given order.
+  }
+  return [...files].sort((a, b) => (last[b] ?? Infinity) - (last[a] ?? Infinity));
+}
+
+/** node --test over `files`, with the usual report and, after it, the time each file took. */
+function runTests(files: string[], flags: string[]): void {
+  const reporter = process.stdout.isTTY ? 'spec' : 'tap';
+  const reporters = ['--test-reporter', reporter, '--test-reporter-destination', 'stdout', '--test-reporter', './test/helpers/durations.mjs', '--test-reporter-destination', 'stdout'];
+  run(process.execPath, ['--import', 'tsx', ...flags, '--test', ...reporters, ...longestFirst(files)], env);
+}
+
 function resolvedPython(): string {
   const probe = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' });
   // Without python3 the unit tier still runs (it starts none); the whole suite stopped before this.
@@ -56,13 +77,13 @@ function resolvedPython(): string {
 
 const env = { ...process.env, RL_TEST_PYTHON: resolvedPython() };
 if (tier === 'unit') {
-  run(process.execPath, ['--import', 'tsx', '--import', './test/helpers/unit-tier.mjs', '--test', '--test-concurrency=2', ...testFiles('test/unit')], env);
+  runTests(testFiles('test/unit'), ['--import', './test/helpers/unit-tier.mjs', '--test-concurrency=2']);
 } else if (tier === 'prerequisites') {
   prerequisites();
 } else if (tier === 'all') {
   prerequisites();
   run('npm', ['run', 'build']);
-  run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=240000', ...testFiles('test'), ...testFiles('test/unit')], env);
+  runTests([...testFiles('test'), ...testFiles('test/unit')], ['--test-concurrency=3', '--test-timeout=240000']);
 } else {
   stop(`usage: node --import tsx scripts/test.ts [all|unit|prerequisites], not ${tier}`);
 }

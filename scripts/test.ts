@@ -42,10 +42,9 @@ function prerequisites(): void {
   const next = plan(missingSystemPackages(process.env), canInstall(process.env, process.getuid?.() ?? -1));
   if (next.kind === 'stop') stop(next.message);
   if (next.kind === 'install') {
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     for (const [command, ...args] of next.commands) {
       process.stderr.write(`npm test installs what the suite needs: ${[command, ...args].join(' ')}\n`);
-      run(command!, args, env);
+      run(command!, args, { ...process.env, DEBIAN_FRONTEND: 'noninteractive' });
     }
   }
 }
@@ -68,22 +67,22 @@ function longestFirst(files: string[]): string[] {
   return [...files].sort((a, b) => (last[b] ?? Infinity) - (last[a] ?? Infinity));
 }
 
-/** node --test over `files`, with the usual report and, after it, the time each file took. */
-function runTests(files: string[], flags: string[]): void {
-  const reporter = process.stdout.isTTY ? 'spec' : 'tap';
-  const reporters = ['--test-reporter', reporter, '--test-reporter-destination', 'stdout', '--test-reporter', './test/helpers/durations.mjs', '--test-reporter-destination', 'stdout'];
-  run(process.execPath, ['--import', 'tsx', ...flags, '--test', ...reporters, ...longestFirst(files)], env);
-}
-
 function resolvedPython(): string {
   const probe = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' });
   // Without python3 the unit tier still runs (it starts none); the whole suite stopped before this.
   return probe.status === 0 ? probe.stdout.trim() : 'python3';
 }
 
-const env = { ...process.env, RL_TEST_PYTHON: resolvedPython() };
+/** node --test over `files`, with the usual report and, after it, the time each file took. */
+function runTests(files: string[], flags: string[]): void {
+  const reporter = process.stdout.isTTY ? 'spec' : 'tap';
+  const reporters = ['--test-reporter', reporter, '--test-reporter-destination', 'stdout', '--test-reporter', './test/helpers/durations.mjs', '--test-reporter-destination', 'stdout'];
+  run(process.execPath, ['--import', 'tsx', ...flags, '--test', ...reporters, ...longestFirst(files)], { ...process.env, RL_TEST_PYTHON: resolvedPython() });
+}
+
 if (tier === 'unit') {
-  runTests(testFiles('test/unit'), ['--import', './test/helpers/unit-tier.mjs', '--test-concurrency=2']);
+  // Its files only compute: one at a time per core.
+  runTests(testFiles('test/unit'), ['--import', './test/helpers/unit-tier.mjs', `--test-concurrency=${availableParallelism()}`]);
 } else if (tier === 'prerequisites') {
   prerequisites();
 } else if (tier === 'all') {

@@ -53,17 +53,22 @@ function testFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir)).filter((name) => name.endsWith('.test.ts')).map((name) => join(dir, name));
 }
 
+/** A JSON file of seconds by test file, or nothing. */
+function timesIn(file: string): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
 /**
- * The files, longest first by the last run's times (test/helpers/durations.mjs), files it did not
- * time first of all: the runner starts them in this order, so no long file starts last.
+ * The files, longest first by the last run's times here (test/helpers/durations.mjs keeps them in
+ * node_modules/.cache), else by test/durations.json (a full run's, committed for a clean clone),
+ * files neither timed first of all: the runner starts them in this order, so no long file starts last.
  */
 function longestFirst(files: string[]): string[] {
-  let last: Record<string, number> = {};
-  try {
-    last = JSON.parse(readFileSync(join(ROOT, 'node_modules', '.cache', 'rl-training-mcp', 'test-durations.json'), 'utf8')) as Record<string, number>;
-  } catch {
-    // No run timed yet: the given order.
-  }
+  const last = { ...timesIn('test/durations.json'), ...timesIn('node_modules/.cache/rl-training-mcp/test-durations.json') };
   return [...files].sort((a, b) => (last[b] ?? Infinity) - (last[a] ?? Infinity));
 }
 

@@ -60,5 +60,7 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
     await client.close();
   }
   const log = readFileSync(join(env.RL_HOME!, 'server.log'), 'utf8');
-  assert.equal((log.match(/early answer confirmed by the server/g) ?? []).length, 2, "the installed copy's recorded answers are its SDK's");
+  // initialize is answered early always, tools/list when it comes within the door's 300 ms (on a busy machine it may not): each one answered is confirmed.
+  assert.ok((log.match(/early answer confirmed by the server/g) ?? []).length >= 1, "the installed copy's recorded answers are its SDK's");
+  assert.doesNotMatch(log, /an answer sent before the server loaded differs/, "no recorded answer differs from the installed copy's SDK's");
 });

@@ -37,7 +37,7 @@ let sharedInstall: Promise<FakeInstall> | undefined;
 
 /**
  * The fake install of this test file's servers that bring none of their own: built once per file
- * (a virtualenv each time was most of a server's set-up), removed with the run homes. Its tests
+ * (not a virtualenv for each of the suite's hundred servers), removed with the run homes. Its tests
  * run one after another; each leaves it as it found it (runServer clears the switches and kills
  * what ran under it).
  */

@@ -23,6 +23,7 @@ import { startFakeTinkerOai } from '../test/fakes/tinkerOaiServer.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import { makeFakeTinker } from '../test/helpers/fakeTinker.js';
 import { DIST_ENTRY, freePort, REPO_ROOT } from '../test/helpers/tmp.js';
+import { pythonProblems } from './prerequisites.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'stopped', 'unknown']);
 
@@ -152,23 +153,6 @@ async function explainFailure(client: Client, status: { run_id: string; error?: 
   }
 }
 
-const PYTHON_FIX = "python3 -m pip install 'pydantic>=2' PyYAML";
-
-/** What the simulated install needs of python3, each with the command that fixes it; empty when all is there. */
-function missingPrerequisites(): string[] {
-  const probe = spawnSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) return ['python3 is not on PATH: install Python 3.11 or newer (https://www.python.org/downloads/, or your package manager)'];
-  const version = probe.stdout.trim();
-  const [major, minor] = version.split('.').map(Number) as [number, number];
-  if (major < 3 || (major === 3 && minor < 11)) return [`python3 is ${version}; 3.11 or newer is needed: install it and put it first on PATH`];
-  const missing: string[] = [];
-  const pydantic = spawnSync('python3', ['-c', 'import pydantic; print(pydantic.VERSION)'], { encoding: 'utf8' });
-  if (pydantic.status !== 0) missing.push(`pydantic is not importable by python3: ${PYTHON_FIX}`);
-  else if (!pydantic.stdout.trim().startsWith('2.')) missing.push(`pydantic is ${pydantic.stdout.trim()}; version 2 is needed: ${PYTHON_FIX}`);
-  if (spawnSync('python3', ['-c', 'import yaml']).status !== 0) missing.push(`PyYAML is not importable by python3: ${PYTHON_FIX}`);
-  return missing;
-}
-
 function newestMtime(dir: string): number {
   return Math.max(...readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((name) => statSync(join(dir, name)).mtimeMs));
 }
@@ -190,7 +174,7 @@ function buildIfStale(): void {
 }
 
 async function main(): Promise<void> {
-  const missing = missingPrerequisites();
+  const missing = pythonProblems();
   if (missing.length > 0) {
     say(`The demo cannot run yet:\n${missing.map((m) => `  - ${m}`).join('\n')}`);
     process.exitCode = 1;

@@ -150,7 +150,8 @@ test('every answer at its limits is under 40,000 characters (about 10k tokens at
   const sizes: Record<string, number> = {};
   for (const tool of ALL_TOOLS) {
     const args = await AT_LIMITS[tool.name]!();
-    const answer = await h.call(tool.name, args);
+    // rl_test_inference and rl_evaluate answer within their wait_seconds (280 here), past the SDK's 60 s default for a request.
+    const answer = await h.call(tool.name, args, { timeout: 300_000 });
     assert.equal(answer.isError, false, `${tool.name}: ${JSON.stringify(answer.json).slice(0, 600)}`);
     if (tool.name === 'rl_start_training') {
       startedRun = answer.json.run_id;

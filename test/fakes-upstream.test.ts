@@ -1,5 +1,5 @@
 /**
- * The fakes fail where upstream fails (shared/reference/upstream-behaviour.md §1): each behaviour the
+ * The fakes fail where upstream fails: each behaviour the
  * real atroposlib and tinker-atropos show, run directly against the fake processes, with the log
  * lines upstream prints. The upstream-style environments are in test/fakes/environments.
  */
@@ -135,6 +135,8 @@ test('sglang: managed_server posts input_ids to {base_url}/generate and the trai
       '--env.data_path_to_save_groups', join(out, `${serverType}.jsonl`), '--openai.base_url', `${inference}/v1`, '--openai.server_type', serverType,
       '--openai.health_check', 'false'], { cwd: install.root, env: DUMMY_ALLOWED });
   const accessLog = () => ({ generate: count(trainer.err(), /"POST \/generate HTTP/), chat: count(trainer.err(), /"POST \/v1\/chat\/completions HTTP/) });
+  // The access lines of the three calls above reach the log on the server's own time: counted from once they are all there.
+  await waitFor('the access lines of the three calls', () => accessLog().generate === 3 || undefined);
   const before = accessLog();
   assert.equal((await processWith('sglang')).code, 0);
   const afterSglang = accessLog();

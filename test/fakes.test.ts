@@ -2,7 +2,8 @@
  * The fakes are the ground truth every other test runs against, so they are tested against the
  * real protocol themselves: the Atropos API endpoints and state rules, the trainer's log lines and
  * exit codes (quirks included), `serve` and `process` of the bundled environments, and the CLI's
- * merge order and usage errors (shared/reference/tinker-atropos.md §1.3-§4).
+ * merge order and usage errors (tinker-atropos' launch_training.py and trainer.py, atroposlib's
+ * api/server.py and BaseEnv's CLI).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

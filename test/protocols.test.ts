@@ -152,7 +152,7 @@ test('SDK v1 client (2025-11-25): the same workflow', async (t) => {
   assert.deepEqual(leftovers(paths), []);
 });
 
-test('2026-07-28: `arguments` that is not an object is invalid params (-32602) in one sentence, as on 2025 (tool-calls.test.ts)', async () => {
+test('2026-07-28: `arguments` that is not an object is invalid params (-32602) in one sentence, as on 2025 (unit/tool-calls.test.ts)', async () => {
   const h = await connectStdio({ RL_HOME: newHome() }, { protocol: '2026-07-28' });
   for (const args of ['a string', [1, 2]]) {
     const refused = await h.client.request({ method: 'tools/call', params: { name: 'rl_list_runs', arguments: args } } as never).then(

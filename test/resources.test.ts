@@ -1,5 +1,5 @@
 /**
- * MCP resources (SPEC §5, issue 6) through the SDK client: templates, bounded listing, completion,
+ * MCP resources through the SDK client: templates, bounded listing, completion,
  * reading each kind, tails and paging of multi-MiB logs, subscriptions, and refusal of every
  * traversal attempt. Run directories are written here as any server process would write them.
  */

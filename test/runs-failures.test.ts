@@ -1,4 +1,4 @@
-/** Training runs that go wrong: each outcome rule of SPEC §4.4, stage failures and deadlines. */
+/** Training runs that go wrong: each outcome rule (src/runtime/runs/supervision/), stage failures and deadlines. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';

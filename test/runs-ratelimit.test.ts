@@ -1,4 +1,4 @@
-/** The rl_check_status rate limit (SPEC §3.6, §4.5). */
+/** The rl_check_status rate limit: one full status per run per RL_STATUS_MIN_INTERVAL_SECONDS. */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

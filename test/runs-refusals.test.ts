@@ -1,4 +1,4 @@
-/** rl_start_training refusals (SPEC §3.5): each names the cause and the fix, and leaves no trace. */
+/** rl_start_training refusals: each names the cause and the fix, and leaves no trace. */
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * The W&B read side (SPEC §4.6) against the fake GraphQL server: which runs and keys the metrics
+ * The W&B read side (src/runtime/wandb/) against the fake GraphQL server: which runs and keys the metrics
  * come from, history and sparklines, tolerant parsing, retries, budgets, and every failure as a
  * `wandb_error` a user can act on. The runtime API is driven directly; no MCP needed.
  */

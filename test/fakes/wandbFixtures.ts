@@ -1,5 +1,5 @@
 /**
- * A training run as tinker-atropos and atroposlib leave it in W&B (tinker-atropos.md §1.5), for
+ * A training run as tinker-atropos and atroposlib leave it in W&B (tinker-atropos' trainer.py, atroposlib's BaseEnv), for
  * tests and benchmarks: a trainer run (tag `trainer`, name `<env>-<run_id>-trainer-<suffix>`) and
  * an environment run whose keys carry the `<wandb_name>_<n>_` prefix, both in group `run_id`,
  * plus decoys a correct lookup must not read (an older crashed trainer, another group's trainer).

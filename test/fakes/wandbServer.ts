@@ -1,5 +1,5 @@
 /**
- * A fake W&B GraphQL server on 127.0.0.1, modelled on W&B's own test backend (reference §7):
+ * A fake W&B GraphQL server on 127.0.0.1, modelled on W&B's own test backend (wandb/wandb's tests):
  * only `POST /graphql`; Basic auth `api:<key>` (401 `user is not logged in` otherwise, or a null
  * viewer in lenient mode); dispatch by the operation name read with the SDK fake's regex; the
  * document validated against W&B's schema and the answer projected to the selection; runs seeded

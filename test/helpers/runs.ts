@@ -33,6 +33,23 @@ after(() => {
   for (const dir of homes) rmSync(dir, { recursive: true, force: true });
 });
 
+let sharedInstall: Promise<FakeInstall> | undefined;
+
+/**
+ * The fake install of this test file's servers that bring none of their own: built once per file
+ * (not a virtualenv for each of the suite's hundred servers), removed with the run homes. Its tests
+ * run one after another; each leaves it as it found it (runServer clears the switches and kills
+ * what ran under it).
+ */
+function fileInstall(): Promise<FakeInstall> {
+  if (sharedInstall === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'rlmcp-install-'));
+    homes.push(dir);
+    sharedInstall = makeFakeInstall({ dir });
+  }
+  return sharedInstall;
+}
+
 /** A fresh RL_HOME (with room beside it for a settings file). */
 export function newHome(): string {
   const dir = mkdtempSync(join(tmpdir(), 'rlmcp-runs-'));
@@ -101,11 +118,11 @@ export async function runServerEnv(install: FakeInstall, home: string, opts: Run
 }
 
 /**
- * A server (in-memory transport) over a fake install. When the test ends, the server closes
- * and every process started under the install or RL_HOME is killed.
+ * A server (in-memory transport) over a fake install (by default the file's, fileInstall). When
+ * the test ends, the server closes and every process started under the install or RL_HOME is killed.
  */
 export async function runServer(t: TestContext, opts: RunServerOptions = {}): Promise<RunServer> {
-  const install = opts.install ?? (await makeFakeInstall());
+  const install = opts.install ?? (await fileInstall());
   const home = opts.home ?? newHome();
   const tinker = opts.tinker ?? runsTinker();
   const env = await runServerEnv(install, home, { ...opts, tinker });
@@ -113,6 +130,8 @@ export async function runServer(t: TestContext, opts: RunServerOptions = {}): Pr
   t.after(async () => {
     await h.close();
     await killLeftovers([install.root, home]);
+    // The file's install serves the next test as a fresh one would: with no switch of this one's.
+    if (opts.install === undefined) for (const clear of [install.trainerControl, install.envControl, install.cookbookControl]) clear(null);
   });
   if (opts.select !== false) {
     const selected = await h.call('rl_select_environment', { name: 'gsm8k' });

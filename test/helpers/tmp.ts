@@ -24,12 +24,13 @@ export const DIST_ENTRY = join(REPO_ROOT, 'dist', 'index.js');
 
 let resolvedPython: string | undefined;
 /**
- * The interpreter `python3` on PATH runs, resolved at the first call: where `python3` is a version
- * manager's shim (pyenv's, on the CI image), every start through the shim spends about 0.4 s of
- * CPU in shell before Python runs, and the tests start Python hundreds of times.
+ * The interpreter `python3` on PATH runs, resolved at the first call (or once for the whole run:
+ * scripts/test.ts leaves it in RL_TEST_PYTHON): where `python3` is a version manager's shim
+ * (pyenv's, on the CI image), every start through the shim spends about 0.4 s of CPU in shell
+ * before Python runs, and the tests start Python hundreds of times.
  */
 export function pythonOnPath(): string {
-  return (resolvedPython ??= execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim());
+  return (resolvedPython ??= process.env.RL_TEST_PYTHON || execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim());
 }
 
 /** A fresh directory, removed after the current test file finishes. */

@@ -2,7 +2,7 @@
  * What a training run will cost on Tinker, as an estimate from numbers the server can see: the
  * run's shape (total_steps, batch_size, group_size, max_token_length), the price of its base model
  * and the rollout lengths its environment's latest inference test measured. Pure; the figures are
- * checked by hand in test/cost.test.ts.
+ * checked by hand in test/unit/cost.test.ts.
  *
  * Per trainer step (tinker-atropos): the Atropos API hands the trainer batch_size sequences, made of
  * batch_size / group_size groups; each group is one prompt sampled group_size times in one call

@@ -2,7 +2,7 @@
  * A run's billed usage in dollars: Tinker's billing rows of the run's sessions summed per usage
  * type (tokens, counts; Tinker reports no dollars) and priced with the price table, cached
  * prefill at its own rate; storage computed from the checkpoints' sizes, since Tinker's storage
- * rows carry no session. Pure: the figures are checked by hand in test/tinker-usage.test.ts.
+ * rows carry no session. Pure: the figures are checked by hand in test/unit/tinker-usage.test.ts.
  */
 import * as z from 'zod';
 import type { ModelPrice } from '../../core/settings.js';

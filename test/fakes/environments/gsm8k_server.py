@@ -1,5 +1,5 @@
 """Test environment in the image of atropos' ``environments/gsm8k_server.py``, for what the bundled
-examples do not show (shared/reference/upstream-behaviour.md §1):
+examples do not show (line numbers are upstream's file's):
 - ``config_init`` returns ONE APIServerConfig (upstream :71-78): ServerManager takes it as a template
   and spreads it over localhost:9004-9007, so the endpoint a run config or --openai.* gives is
   never asked (only two or more YAML ``openai`` entries are used as they are);

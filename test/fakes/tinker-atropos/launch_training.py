@@ -1,5 +1,5 @@
 """Test fake of tinker-atropos' ``launch_training.py`` and ``tinker_atropos/trainer.py``
-(shared/reference/tinker-atropos.md §1.3-1.5, shared/reference/upstream-behaviour.md §1).
+(NousResearch/tinker-atropos).
 
 Same command line, same YAML (read with ``tinker_atropos.config``, importable because this script's
 folder, the checkout, is on sys.path), same stdout lines in the same order, the same inference

@@ -20,7 +20,7 @@ export class GraphQLSyntaxError extends Error {}
 
 const SCALARS = new Set(['ID', 'String', 'Int', 'Int64', 'Float', 'Boolean', 'JSON', 'JSONString', 'DateTime']);
 
-/** Field -> type name, lists flattened (reference §2.2; types from the SDK's generated models). */
+/** Field -> type name, lists flattened (types from the wandb SDK's generated models). */
 const SCHEMA: Record<string, Record<string, string>> = {
   Query: { viewer: 'User', project: 'Project' },
   User: { id: 'ID', entity: 'String', name: 'String', username: 'String', email: 'String' },

@@ -1,6 +1,6 @@
 /**
  * The fake W&B's data: entities -> projects -> runs seeded by a test, and the views the GraphQL
- * answers are built from, encoded as the real server encodes them (reference §2, §7): config and
+ * answers are built from, encoded as the real server encodes them: config and
  * summaries as JSON *strings* written the Python way (bare NaN), historyKeys and sampledHistory
  * as JSON values (non-finite as "NaN" strings), run filters as MongoDB-style documents.
  */

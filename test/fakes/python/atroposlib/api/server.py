@@ -1,5 +1,5 @@
 """The Atropos API (atroposlib/api/server.py): same endpoints, same JSON, same in-memory state rules
-(shared/reference/tinker-atropos.md §3), on the standard-library server instead of FastAPI.
+(upstream's FastAPI app), on the standard-library server instead of FastAPI.
 
 Bodies are validated with the same pydantic models, so a bad body is a FastAPI-style 422.
 Simplifications: batches are always cut with the exact-size packing (``min_batch_allocation`` is

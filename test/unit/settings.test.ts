@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BUNDLED_EXAMPLES_ROOT } from '../src/core/files/paths.js';
-import { loadSettings } from '../src/runtime/config/settings.js';
-import { SettingsError } from '../src/core/errors.js';
-import { tempDir } from './helpers/tmp.js';
+import { BUNDLED_EXAMPLES_ROOT } from '../../src/core/files/paths.js';
+import { loadSettings } from '../../src/runtime/config/settings.js';
+import { SettingsError } from '../../src/core/errors.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const HOME = '/home/someone';
 
-test('defaults follow SPEC §2', () => {
+test('defaults: the values documented in the README configuration table', () => {
   const cwd = tempDir();
   const s = loadSettings({ HOME }, cwd);
   assert.equal(s.root, BUNDLED_EXAMPLES_ROOT);

@@ -1,12 +1,12 @@
 /** Health verdicts and log signals as tables: pure functions over a record and log lines, no processes. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assessHealth, FIRST_STEP_ALLOWANCE, type HealthVerdict } from '../src/runtime/runs/watching/health.js';
-import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../src/runtime/runs/atropos/logSignals.js';
-import { emptyProcess, type RunObservations, type RunRecord } from '../src/runtime/runs/registry/record.js';
-import type { FullRecord } from './helpers/runs.js';
-import { TrainerLogScanner } from '../src/runtime/runs/atropos/trainerLog.js';
-import { nextObservations } from '../src/runtime/runs/atropos/observer.js';
+import { assessHealth, FIRST_STEP_ALLOWANCE, type HealthVerdict } from '../../src/runtime/runs/watching/health.js';
+import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../../src/runtime/runs/atropos/logSignals.js';
+import { emptyProcess, type RunObservations, type RunRecord } from '../../src/runtime/runs/registry/record.js';
+import type { FullRecord } from '../helpers/runs.js';
+import { TrainerLogScanner } from '../../src/runtime/runs/atropos/trainerLog.js';
+import { nextObservations } from '../../src/runtime/runs/atropos/observer.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00.000Z');
 const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();

@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { recordEnded, recordOutcome, recordStopping, stillTraining } from '../src/runtime/runs/supervision/ending.js';
-import type { RunObservations } from '../src/runtime/runs/registry/record.js';
-import { runRecord } from './helpers/registry.js';
+import { recordEnded, recordOutcome, recordStopping, stillTraining } from '../../src/runtime/runs/supervision/ending.js';
+import type { RunObservations } from '../../src/runtime/runs/registry/record.js';
+import { runRecord } from '../helpers/registry.js';
 
 const AT = '2026-11-25T10:00:00.000Z';
 const LATER = '2026-11-25T10:00:12.000Z';

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { chartSeries, MAX_POINTS_PER_SERIES, pickSeries, pointsPerSeries, roundValue, SNAPSHOT_POINT_BUDGET } from '../src/runtime/wiring/dashboardSeries.js';
-import { MAX_DASHBOARD_RUNS } from '../src/runtime/wiring/dashboard.js';
-import { TrainerLogFollower, TrainerLogScanner } from '../src/runtime/runs/atropos/trainerLog.js';
-import { KEY_METRICS } from '../src/runtime/wandb/keyMetrics.js';
-import { tempDir } from './helpers/tmp.js';
+import { chartSeries, MAX_POINTS_PER_SERIES, pickSeries, pointsPerSeries, roundValue, SNAPSHOT_POINT_BUDGET } from '../../src/runtime/wiring/dashboardSeries.js';
+import { MAX_DASHBOARD_RUNS } from '../../src/runtime/wiring/dashboard.js';
+import { TrainerLogFollower, TrainerLogScanner } from '../../src/runtime/runs/atropos/trainerLog.js';
+import { KEY_METRICS } from '../../src/runtime/wandb/keyMetrics.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const points = (n: number, value = (i: number) => i / n) => Array.from({ length: n }, (_, i) => ({ step: i + 1, value: value(i) }));
 

@@ -6,15 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ModelPrice } from '../src/core/settings.js';
-import { priceTable } from '../src/runtime/cost/priceConfig.js';
-import { baseModelOutcome } from '../src/runtime/setup/modelRequirements.js';
-import { billedUsage, type BillingAnswer } from '../src/runtime/tinker/billing.js';
-import { inOrder, planAction, storageOf, trainedWeights, type TinkerCheckpoint } from '../src/runtime/tinker/checkpoints.js';
-import { describePaths, parseTinkerPath, sessionOf, trainingRunIdsOf } from '../src/runtime/tinker/paths.js';
-import { usageOf } from '../src/runtime/tinker/usage.js';
-import { RunUsage } from '../src/runtime/runs/usage.js';
-import type { RunRecord } from '../src/runtime/runs/registry/record.js';
+import type { ModelPrice } from '../../src/core/settings.js';
+import { priceTable } from '../../src/runtime/cost/priceConfig.js';
+import { baseModelOutcome } from '../../src/runtime/setup/modelRequirements.js';
+import { billedUsage, type BillingAnswer } from '../../src/runtime/tinker/billing.js';
+import { inOrder, planAction, storageOf, trainedWeights, type TinkerCheckpoint } from '../../src/runtime/tinker/checkpoints.js';
+import { describePaths, parseTinkerPath, sessionOf, trainingRunIdsOf } from '../../src/runtime/tinker/paths.js';
+import { usageOf } from '../../src/runtime/tinker/usage.js';
+import { RunUsage } from '../../src/runtime/runs/usage.js';
+import type { RunRecord } from '../../src/runtime/runs/registry/record.js';
 
 const QWEN: ModelPrice = { prefill: 0.195, sample: 0.6, train: 0.44, as_of: '2026-10-07', source: 'test' };
 const HOUR = 3_600_000;

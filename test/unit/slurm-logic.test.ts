@@ -7,15 +7,15 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { SettingsError, UserError } from '../src/core/errors.js';
-import { placementSettings } from '../src/runtime/config/placementSettings.js';
-import { requestStart, stepEnded, withdrawStart } from '../src/runtime/runs/placement/slurm/control.js';
-import { jobEnd, parseAccountingLine, parseQueueLine, queuedReason, stepExit } from '../src/runtime/runs/placement/slurm/jobState.js';
-import { jobResources } from '../src/runtime/runs/placement/slurm/resources.js';
-import { renderJobScript } from '../src/runtime/runs/placement/slurm/script.js';
-import { initialRecord, type RunRecord } from '../src/runtime/runs/registry/record.js';
-import { placementVerdict } from '../src/runtime/runs/supervision/judging.js';
-import { tempDir } from './helpers/tmp.js';
+import { SettingsError, UserError } from '../../src/core/errors.js';
+import { placementSettings } from '../../src/runtime/config/placementSettings.js';
+import { requestStart, stepEnded, withdrawStart } from '../../src/runtime/runs/placement/slurm/control.js';
+import { jobEnd, parseAccountingLine, parseQueueLine, queuedReason, stepExit } from '../../src/runtime/runs/placement/slurm/jobState.js';
+import { jobResources } from '../../src/runtime/runs/placement/slurm/resources.js';
+import { renderJobScript } from '../../src/runtime/runs/placement/slurm/script.js';
+import { initialRecord, type RunRecord } from '../../src/runtime/runs/registry/record.js';
+import { placementVerdict } from '../../src/runtime/runs/supervision/judging.js';
+import { tempDir } from '../helpers/tmp.js';
 
 test('a job state read from squeue or sacct: its phase, and the run\'s outcome when Slurm ended it', () => {
   const table: [string, 'queue' | 'sacct', string, 'stopped' | 'failed' | undefined, RegExp | undefined][] = [

@@ -9,15 +9,15 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-import { argumentError, describeSchema } from '../src/tools/argumentErrors.js';
-import { defineTool } from '../src/tools/define.js';
-import { toolJsonSchema } from '../src/tools/jsonSchema.js';
-import { listedTool } from '../src/tools/catalog.js';
-import { tailLines } from '../src/core/files/logTail.js';
-import { connectInMemory } from './helpers/client.js';
-import { runRecord, writeRunDir } from './helpers/registry.js';
-import { TINKER_KEY } from './helpers/runs.js';
-import { tempDir } from './helpers/tmp.js';
+import { argumentError, describeSchema } from '../../src/tools/argumentErrors.js';
+import { defineTool } from '../../src/tools/define.js';
+import { toolJsonSchema } from '../../src/tools/jsonSchema.js';
+import { listedTool } from '../../src/tools/catalog.js';
+import { tailLines } from '../../src/core/files/logTail.js';
+import { connectInMemory } from '../helpers/client.js';
+import { runRecord, writeRunDir } from '../helpers/registry.js';
+import { TINKER_KEY } from '../helpers/runs.js';
+import { tempDir } from '../helpers/tmp.js';
 
 test('argument errors name the field and what it accepts (table)', () => {
   const input = z

@@ -1,10 +1,10 @@
 /** The run config a run is started with: its own ports and checkpoints, health checks off, and two server entries when the environment needs them. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { loadSettings } from '../src/runtime/config/settings.js';
-import { buildRunConfig, checkpointDir } from '../src/runtime/runs/atropos/runConfig.js';
-import { SERVER_CONFIGS_SHAPES } from '../src/runtime/environments/tinkerReadiness.js';
-import { testEnv } from './helpers/tmp.js';
+import { loadSettings } from '../../src/runtime/config/settings.js';
+import { buildRunConfig, checkpointDir } from '../../src/runtime/runs/atropos/runConfig.js';
+import { SERVER_CONFIGS_SHAPES } from '../../src/runtime/environments/tinkerReadiness.js';
+import { testEnv } from '../helpers/tmp.js';
 
 const settings = loadSettings(testEnv());
 const selection = { environment: { name: 'gsm8k', file_path: '/envs/gsm8k.py' }, values: { group_size: 8 }, wandbProject: 'p' };

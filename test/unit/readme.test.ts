@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ALL_TOOLS } from '../src/tools/index.js';
-import { REPO_ROOT } from './helpers/tmp.js';
+import { ALL_TOOLS } from '../../src/tools/index.js';
+import { REPO_ROOT } from '../helpers/tmp.js';
 
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');

@@ -3,15 +3,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { methodFor, type EvaluateArgs } from '../src/runtime/wiring/evaluate.js';
-import { REPO_ROOT } from './helpers/tmp.js';
-import { chooseCheckpoints, evenlySpaced, savedCheckpoints } from '../src/runtime/evaluation/checkpoints.js';
-import { compareModels } from '../src/runtime/evaluation/comparison.js';
-import { cutMiddle, pickRollouts } from '../src/runtime/evaluation/picking.js';
-import { groupRollouts, itemScores, sampleRollout } from '../src/runtime/evaluation/rollouts.js';
-import { pairedDifference, summarizeScores, tCritical, unpairedDifference, verdictOf, wilson } from '../src/runtime/evaluation/statistics.js';
-import { routeModel } from '../src/runtime/inference/routing.js';
-import { shownMetrics } from '../src/runtime/evaluation/modelRun.js';
+import { methodFor, type EvaluateArgs } from '../../src/runtime/wiring/evaluate.js';
+import { REPO_ROOT } from '../helpers/tmp.js';
+import { chooseCheckpoints, evenlySpaced, savedCheckpoints } from '../../src/runtime/evaluation/checkpoints.js';
+import { compareModels } from '../../src/runtime/evaluation/comparison.js';
+import { cutMiddle, pickRollouts } from '../../src/runtime/evaluation/picking.js';
+import { groupRollouts, itemScores, sampleRollout } from '../../src/runtime/evaluation/rollouts.js';
+import { pairedDifference, summarizeScores, tCritical, unpairedDifference, verdictOf, wilson } from '../../src/runtime/evaluation/statistics.js';
+import { routeModel } from '../../src/runtime/inference/routing.js';
+import { shownMetrics } from '../../src/runtime/evaluation/modelRun.js';
 
 const close = (a: number, b: number, eps = 1e-3): boolean => Math.abs(a - b) < eps;
 

@@ -101,7 +101,7 @@ test('a verifiers reward that crashes is a crash, not the zero its rubric turns 
   assert.match(answer.reasons[0].message, /rewards crashed on an empty completion on 3 of 3 items: .*Error calling reward function first_char_reward: string index out of range/);
 });
 
-/** The sums of test/fakes/readiness/readiness_envs.py, solved: what the fake endpoint answers right (or 7 off). */
+/** The sums of test/fakes/readiness/_sums.py, solved: what the fake endpoint answers right (or 7 off). */
 function sumsSolver(messages: ChatMessage[]): string | undefined {
   const m = /What is (\d+) \+ (\d+)\?/.exec([...messages].reverse().find((x) => x.role === 'user')?.content ?? '');
   return m ? String(Number(m[1]) + Number(m[2])) : undefined;

@@ -2,7 +2,7 @@
  * One readiness verdict for an environment: `go`, `no_go` or `check`, with its reasons ranked and
  * each with its evidence. Pure: it reads what python/check_environment.py observed (the offline
  * checks, against a stand-in model answering completions chosen for them) and, when given, what an
- * inference test's models scored (the probe: signal.ts). Tested as tables in test/readiness-logic.test.ts.
+ * inference test's models scored (the probe: signal.ts). Tested as tables in test/unit/readiness-logic.test.ts.
  */
 
 export type Verdict = 'go' | 'no_go' | 'check';

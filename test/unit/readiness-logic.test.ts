@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { combine, judgeOffline, type CheckedItem, type OfflineObservations, type Probe, type Score } from '../src/runtime/readiness/verdict.js';
-import { judgeProbe, signalStats } from '../src/runtime/readiness/signal.js';
-import { configKey } from '../src/runtime/readiness/readiness.js';
+import { combine, judgeOffline, type CheckedItem, type OfflineObservations, type Probe, type Score } from '../../src/runtime/readiness/verdict.js';
+import { judgeProbe, signalStats } from '../../src/runtime/readiness/signal.js';
+import { configKey } from '../../src/runtime/readiness/readiness.js';
 
 const OK = { ok: true };
 const probe = (kind: Probe['kind'], scores: Score[] | 'dropped' | { error: string }): Probe =>

@@ -5,14 +5,14 @@
  * model sees shows in the diff; and its size, with the server instructions, is bounded.
  *
  * After a deliberate change, regenerate the snapshot with:
- *   UPDATE_TOOL_SNAPSHOT=1 node --import tsx --test test/tool-list.test.ts
+ *   UPDATE_TOOL_SNAPSHOT=1 node --import tsx --test test/unit/tool-list.test.ts
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { APPS_CLIENT_CAPABILITIES, connectInMemory } from './helpers/client.js';
-import { REPO_ROOT, tempDir } from './helpers/tmp.js';
+import { APPS_CLIENT_CAPABILITIES, connectInMemory } from '../helpers/client.js';
+import { REPO_ROOT, tempDir } from '../helpers/tmp.js';
 
 const SNAPSHOT = join(REPO_ROOT, 'test', 'snapshots', 'tools-list.json');
 /** Names, descriptions and input schemas of the tools a model is shown. */

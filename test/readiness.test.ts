@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { connectInMemory, type InMemoryHarness } from './helpers/client.js';
 import { KEY } from './helpers/inference.js';
 import { startFakeOpenAI, type ChatMessage } from './fakes/openaiServer.js';
+import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { runServer, waitForRun } from './helpers/runs.js';
 import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, FAKES_DIR } from './helpers/tmp.js';
 
@@ -61,7 +62,9 @@ test('environments written to fail each check get their verdict and reason offli
 });
 
 test('the bundled Atropos environments, a cookbook recipe and a verifiers environment pass through the offline checks, naming what cannot be checked', async () => {
-  const h = await connectInMemory({ PYTHONPATH: `${FAKE_PYTHONPATH}:${FAKE_COOKBOOK_PYTHONPATH}` });
+  // The cookbook and its verifiers gsm8k as pip installs them, in the venv's site-packages.
+  const install = await makeFakeInstall({ cookbook: true });
+  const h = await connectInMemory({ RL_PYTHON: install.python });
   for (const name of SECRETS) assert.equal(h.runtime.settings.processEnv[name], undefined, `${name} is not set for this test`);
   const answers: Record<string, Record<string, any>> = {};
   for (const name of ['atropos:gsm8k', 'word_sort', 'countdown', 'math_rl', 'cookbook:gsm8k']) answers[name] = await check(h, { environment: name });

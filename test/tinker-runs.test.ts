@@ -118,14 +118,14 @@ test('billed usage, checkpoints and the key: one run on the fake Tinker, asked t
     const ttl = (await call('rl_checkpoints', { run_id: run.id, action: 'set_ttl', ttl_seconds: 86_400 })).json;
     assert.equal(ttl.done, true, JSON.stringify(ttl));
     assert.deepEqual(ttl.affected, [`${runPrefix}{0..2}`]);
-    assert.deepEqual(ttl.kept, [{ path: run.latest, why: 'the latest sampler checkpoint' }]);
+    assert.deepEqual(ttl.kept, [{ path: run.latest, why: "the run's trained weights (rl_get_results names them): never removed" }]);
     assert.deepEqual(tinker.calls('set_checkpoint_ttl_from_tinker_path').map((c) => [c.args.tinker_path, c.args.ttl_seconds]), intermediate.map((p) => [p, 86_400]));
     assert.equal(asked.questions.at(-1)!.field, 'expire');
 
     asked.reply = 'decline';
     const declined = (await call('rl_checkpoints', { run_id: run.id, action: 'delete' })).json;
     assert.deepEqual([declined.done, declined.confirmation], [false, 'decline']);
-    assert.match(asked.questions.at(-1)!.message, new RegExp(`^Delete 3 checkpoint\\(s\\) of run ${run.id} from Tinker for good\\? .*${runPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\{0\\.\\.2\\}\\. Kept: ${run.latest.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(the latest sampler checkpoint\\)\\.$`));
+    assert.match(asked.questions.at(-1)!.message, new RegExp(`^Delete 3 checkpoint\\(s\\) of run ${run.id} from Tinker for good\\? .*${runPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\{0\\.\\.2\\}\\. Kept: ${run.latest.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(the run's trained weights \\(rl_get_results names them\\): never removed\\)\\.$`));
     assert.deepEqual(tinker.calls('delete_checkpoint_from_tinker_path'), [], 'a decline deletes nothing');
     assert.equal((await call('rl_checkpoints', { run_id: run.id, action: 'list' })).json.checkpoints_total, 4);
 

@@ -1,6 +1,7 @@
 /**
  * `npm run build`: type-checks the sources, then bundles the server into minified ESM: the entry
- * dist/index.js and the chunks it imports on first use (the tool modules and the code only they
+ * dist/index.js, a run's keeper dist/keeper.js (the runs' code without the MCP layer; chunks both
+ * use are shared), and the chunks dist/index.js imports on first use (the tool modules and the code only they
  * use, loaded with the first tools/call), so a start reads and compiles one file instead of
  * loading hundreds of modules. dist/tools.json is the tools/list answer, written from the tool
  * modules here, so a start neither loads them nor converts their schemas (src/tools/catalog.ts).
@@ -30,7 +31,7 @@ const { listedTool } = await import('../src/tools/catalog.js');
 const { toolListHash } = await import('../src/server/prebuilt.js');
 const toolList = JSON.stringify((await loadAllTools()).map(listedTool));
 const result = await build({
-  entryPoints: [join(root, 'src', 'index.ts')],
+  entryPoints: [join(root, 'src', 'index.ts'), join(root, 'src', 'keeper.ts')],
   outdir,
   splitting: true,
   chunkNames: 'chunk-[hash]',
@@ -46,7 +47,8 @@ mkdirSync(outdir, { recursive: true });
 const files = [...result.outputFiles, { path: join(outdir, 'tools.json'), contents: Buffer.from(toolList) }];
 const written = new Set(files.map((file) => file.path));
 // The chunks first: the entry that imports them replaces the old one last.
-for (const file of files.sort((a, b) => Number(a.path === join(outdir, 'index.js')) - Number(b.path === join(outdir, 'index.js')))) {
+const entries = new Set([join(outdir, 'index.js'), join(outdir, 'keeper.js')]);
+for (const file of files.sort((a, b) => Number(entries.has(a.path)) - Number(entries.has(b.path)))) {
   const temporary = `${file.path}.${process.pid}.tmp`;
   writeFileSync(temporary, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
   renameSync(temporary, file.path);

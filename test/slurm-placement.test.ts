@@ -1,8 +1,8 @@
 /**
  * Runs placed on Slurm, against a real single-node cluster (scripts/slurm-cluster.sh, with
  * accounting): a run waits in the queue, then its three processes are steps of one job, as
- * healthy as a local run; a stop leaves no step and no job; a server killed with SIGKILL is
- * followed by one that adopts the run from its job id; a cancel from outside ends it with
+ * healthy as a local run; a stop leaves no step and no job; a run whose server and keeper are
+ * killed with SIGKILL is taken over from its job id by a new keeper; a cancel from outside ends it with
  * Slurm's reason; a dry run submits nothing; the doctor finds the cluster, and says when its
  * controller is down. One cluster for the file (or one's own: test/helpers/slurm.ts); its tests
  * run one after the other, and touch no job but their runs'.
@@ -182,7 +182,7 @@ describe('runs placed on Slurm', { skip: missing }, () => {
     assert.equal(await queued(running.slurm_job_id!), '');
   });
 
-  test('a server killed with SIGKILL while its Slurm run trains: the next server adopts the run by its job id and stops it', async (t) => {
+  test('a server and then the keeper killed with SIGKILL while its Slurm run trains: the next server starts a keeper that takes the run over by its job id, and stops it', async (t) => {
     install!.trainerControl({ step_seconds: 1 });
     const home = newHome();
     cancelJobsAfter(t, home);
@@ -205,8 +205,14 @@ describe('runs placed on Slurm', { skip: missing }, () => {
     assert.equal(await queued(jobId), `${jobId} RUNNING`, 'the job outlived the server');
 
     const next = await runServer(t, { install, home, select: false, env: slurmSettings() });
-    assert.ok(next.runtime.runs.supervises(id), 'the new server supervises the run');
+    // The run's keeper outlived the server; killed too, the next call starts a keeper that takes the job over by its id.
+    const keeper = next.runtime.runs.keeperOf(id);
+    assert.ok(keeper !== undefined && isAlive(keeper), 'the keeper outlived the server');
+    process.kill(keeper, 'SIGKILL');
+    await waitUntil('the keeper is dead', () => !isAlive(keeper));
     const status = await next.call('rl_check_status', { run_id: id });
+    const newKeeper = next.runtime.runs.keeperOf(id);
+    assert.ok(newKeeper !== undefined && newKeeper !== keeper, 'a new keeper keeps the run');
     assert.deepEqual([status.json.status, status.json.slurm_job_id], ['running', jobId]);
     for (const p of ['api', 'trainer', 'env']) assert.equal(status.json.processes[p].state, 'running');
     const updates = (): number => (readFileSync(runJson().logs.trainer, 'utf8').match(/Sampling client updated/g) ?? []).length;

@@ -134,6 +134,8 @@ export interface Settings {
   configFile?: string;
   /** The environment the server was started with: children get an allow-listed subset of it. */
   processEnv: Readonly<Record<string, string | undefined>>;
+  /** The directory relative settings were read against: a run's keeper reads them again from there. */
+  cwd: string;
 }
 
 /** Creates RL_HOME; a path that cannot be a directory is a bad setting like any other. */

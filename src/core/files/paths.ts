@@ -22,6 +22,8 @@ export const PYTHON_HELPERS_DIR = join(PACKAGE_ROOT, 'python');
 export const RUN_TRAINER_SCRIPT = join(PYTHON_HELPERS_DIR, 'run_trainer.py');
 /** The dashboard view (MCP Apps): one self-contained HTML file, read as it is shipped. */
 export const DASHBOARD_HTML = join(PACKAGE_ROOT, 'ui', 'dashboard.html');
+/** A run's keeper (scripts/build.ts bundles src/keeper.ts): servers spawn it, from the sources too, so tests run the build. */
+export const KEEPER_ENTRY = join(PACKAGE_ROOT, 'dist', 'keeper.js');
 /** tools/list as the build wrote it (scripts/build.ts); the sources have none and build the list. */
 export const PREBUILT_TOOL_LIST = join(PACKAGE_ROOT, 'dist', 'tools.json');
 /** The built server's initialize answer (scripts/build.ts records it), for answering before the SDK loads. */

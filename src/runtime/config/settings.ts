@@ -332,5 +332,6 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     cost: costSettings((key) => src.get(key), src.file.prices, src.configPath),
     configFile: src.configFile,
     processEnv: { ...env },
+    cwd,
   };
 }

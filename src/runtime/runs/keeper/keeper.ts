@@ -1,0 +1,98 @@
+/**
+ * A run's keeper: one small detached process per run (`node dist/keeper.js <run dir>`, src/keeper.ts),
+ * the run's processes' parent from their start to their end, as podman's conmon is a container's.
+ * It holds the run's lock for the run's life and runs the run's supervisor (supervision/supervisor.ts):
+ * start-up in the framework's order, readiness, health, stalls, budgets, billed usage, the outcome
+ * rules, stops asked for through stop.request (supervision/requests.ts), the final record; then it
+ * exits. Servers only create runs, spawn keepers (spawn.ts), read the records and write requests,
+ * so a run is guarded with no server alive. A keeper started for a run whose keeper died takes
+ * the live processes over (the supervisor's `adopt`): its children's exit codes are then unknown.
+ */
+import { watch } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { createLogger } from '../../../core/logger.js';
+import { runIndexPath } from '../../../core/files/home.js';
+import { SecretRedactor } from '../../../core/redact.js';
+import type { CoreServices } from '../../../core/services.js';
+import { secretValues, type Settings } from '../../../core/settings.js';
+import { TinkerApi } from '../../tinker/helper.js';
+import { frameworkOf } from '../frameworks.js';
+import { placementOf } from '../placements.js';
+import { FileLock } from '../registry/fileLock.js';
+import { isActive, isDamaged, type RunRecord } from '../registry/record.js';
+import { anyAlive, recordedProcesses, RunIndex } from '../registry/runIndex.js';
+import { RunStore } from '../registry/store.js';
+import { spentByOthers } from '../runCost.js';
+import { RunSupervisor } from '../supervision/supervisor.js';
+import { RunUsage } from '../usage.js';
+
+/** A keeper spawned by a server finds the lock naming it within this long (the server renames it right after the spawn). */
+const HAND_OVER_WAIT_MS = 2_000;
+
+/** Takes the run's lock: the one a server handed over (`token`), or a free or stale one. False when another keeper holds it. */
+async function takeLock(lock: FileLock, handedOver: boolean): Promise<boolean> {
+  const deadline = Date.now() + (handedOver ? HAND_OVER_WAIT_MS : 0);
+  for (;;) {
+    if (lock.isHeld() || lock.tryAcquire()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Whether the run needs keeping: active, or ended with processes left to stop. */
+const needsKeeping = (record: RunRecord): boolean => isActive(record.status) || anyAlive({ placement: record.placement, running: recordedProcesses(record) });
+
+/**
+ * Keeps the run in `runDir` until it has ended and its processes are gone, or the keeper is told
+ * to go (SIGTERM, SIGINT: the processes run on and the next server keeps them). `token` names the
+ * lock a server handed over.
+ */
+export async function keepRun(settings: Settings, runDir: string, token?: string): Promise<void> {
+  const redactor = new SecretRedactor(secretValues(settings));
+  // Its lines go to server.log beside the servers'; what it prints itself (a crash) to keeper.log.
+  const logger = createLogger({ level: settings.logLevel, home: settings.home, redactor, stderr: false });
+  const core: CoreServices = { settings, logger, redactor };
+  const store = new RunStore(settings.home);
+  const runId = basename(runDir);
+  if (store.dir(runId) !== resolve(runDir)) throw new Error(`${runDir} is not a run directory of RL_HOME ${settings.home}`);
+  const lock = new FileLock(store.supervisorLockPath(runId), token);
+  if (!(await takeLock(lock, token !== undefined))) {
+    logger.info({ run_id: runId }, 'the run has a keeper already');
+    return;
+  }
+  const record = store.read(runId);
+  if (record === undefined || isDamaged(record) || !needsKeeping(record)) {
+    lock.release();
+    return;
+  }
+  const index = new RunIndex(store, runIndexPath(settings.home), { stallSeconds: settings.stall.seconds }, logger);
+  const supervisor = new RunSupervisor(
+    {
+      settings,
+      logger,
+      redactor,
+      store,
+      lock,
+      framework: frameworkOf(record),
+      placement: placementOf(record, settings),
+      childEnvs: frameworkOf(record).childEnvironments(settings, record),
+      othersSpentUsd: (id) => spentByOthers(index.active(), id),
+      usage: new RunUsage(core, new TinkerApi(core), store),
+    },
+    record,
+  );
+  // A request written by a server is seen at once; the supervisor's tick looks every second anyway.
+  const requests = watch(runDir, { persistent: false }, () => supervisor.look());
+  requests.on('error', () => requests.close());
+  const leave = (): void => supervisor.detach();
+  process.on('SIGTERM', leave).on('SIGINT', leave);
+  // The supervisor's timers do not hold a process open (a server has other work); the keeper lives
+  // for the run, taken-over processes that are not its children included, so it holds itself open.
+  const open = setInterval(() => undefined, 60_000);
+  logger.info({ run_id: runId, pid: process.pid }, 'keeper started');
+  supervisor.adopt();
+  await supervisor.done;
+  clearInterval(open);
+  requests.close();
+  logger.info({ run_id: runId, status: supervisor.record.status }, 'keeper exits');
+}

@@ -172,3 +172,37 @@ test('a run is never shown running with nothing keeping it: a status call on a r
   const stop = await h.call('rl_stop_training', { run_id: id });
   assert.equal(stop.json.status, 'stopped');
 });
+
+test('cookbook: Tinker answering 503 at step 3 with no server alive: the keeper resumes the run from its last checkpoint and it completes, resumes 1 with the cause', async (t) => {
+  const s = await setUp(t, 'cookbook', { totalSteps: 5 });
+  // The SDK gives up at once (its retry window is minutes upstream), so the failure is the recipe's.
+  s.tinker.setService({ retry_window_seconds: 0 });
+  s.install.cookbookControl({ step_seconds: 1 });
+  const id = await startThenKillServer(s);
+  await waitUntil('two steps', () => (readRecord(s, id).observed?.steps_completed ?? 0) >= 2, 60);
+  s.tinker.setFaults({ forward_backward: { status: 503, detail: 'Service Unavailable', times: 1 } });
+  const ended = await endsUnattended(s, id, 120);
+  assert.equal(ended.status, 'completed', ended.error);
+  assert.equal(ended.resumes?.length, 1);
+  assert.equal(ended.resumes![0]!.after.status, 'failed');
+  assert.match(ended.resumes![0]!.automatic!.cause, /^Tinker answered 5xx: .*Error code: 503/);
+  assert.ok(ended.notes?.some((n) => /^Resuming automatically at \S+ \(attempt 1 of RL_AUTO_RESUME=2\): Tinker answered 5xx/.test(n)), JSON.stringify(ended.notes));
+  const answer = await answeredAfterwards(t, s, id, ended);
+  assert.deepEqual(answer.resumes.map((r: Record<string, unknown>) => [r.automatic, r.after, r.from_step]), [[true, 'failed', ended.resumes![0]!.from_step]]);
+  assert.match(answer.resumes[0].cause, /503/);
+});
+
+test('cookbook: a 402 from Tinker is never retried: the run stays failed and its keeper exits', async (t) => {
+  const s = await setUp(t, 'cookbook', { totalSteps: 5 });
+  s.tinker.setService({ retry_window_seconds: 0, billing_pause_seconds: 0 });
+  s.install.cookbookControl({ step_seconds: 1 });
+  const id = await startThenKillServer(s);
+  await waitUntil('two steps', () => (readRecord(s, id).observed?.steps_completed ?? 0) >= 2, 60);
+  // The SDK pauses once (a billing pause of 0 s here), then the second 402 ends the recipe.
+  s.tinker.setFaults({ forward_backward: { status: 402, detail: 'payment required', times: 2 } });
+  const ended = await endsUnattended(s, id, 120);
+  assert.equal(ended.status, 'failed');
+  assert.match(ended.error!, /402/);
+  assert.equal(ended.resumes, undefined, 'not resumed');
+  await answeredAfterwards(t, s, id, ended);
+});

@@ -138,7 +138,7 @@ export interface RunRecord {
   tinker?: RunTinkerUsage;
   /** Status rate limit: when the last full rl_check_status answer was given. */
   last_full_check_at?: string;
-  /** Each time the ended run was started again (rl_resume_training): when, from which step and saved state, and how it had ended. */
+  /** Each time the ended run was started again (rl_resume_training, or its keeper on a transient cause): when, from which step and saved state, and how it had ended. */
   resumes?: RunResume[];
 }
 
@@ -148,6 +148,8 @@ export interface RunResume {
   state_path: string;
   /** The status and error the run had ended with. */
   after: { status: 'failed' | 'stopped'; error?: string; ended_at?: string };
+  /** Set when its keeper resumed it unattended (RL_AUTO_RESUME): the transient cause it was resumed from. */
+  automatic?: { cause: string };
 }
 
 /**

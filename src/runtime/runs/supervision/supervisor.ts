@@ -90,9 +90,14 @@ export class RunSupervisor {
     return this.run.runId;
   }
 
-  /** Resolves once the supervisor has let go of the run (`ended` or `detached`), its lock released. */
+  /** Resolves once the supervisor has let go of the run (`ended` or `detached`); the lock stays the keeper's to release. */
   get done(): Promise<void> {
     return this.life.done;
+  }
+
+  /** It let go of a run that goes on (told to go, or its lock lost), rather than one that ended. */
+  get detached(): boolean {
+    return this.life.state === 'detached';
   }
 
   /** The record as last written. */
@@ -280,13 +285,12 @@ export class RunSupervisor {
     if (this.life.state === 'stopping') this.letGo('ended');
   }
 
-  /** Lets go of the run: timers, watchers and the lock. The processes are not touched. */
+  /** Lets go of the run: timers and watchers. The processes are not touched; the lock is the keeper's (it may resume the run). */
   private letGo(to: 'ended' | 'detached'): void {
     this.life.change(to);
     clearInterval(this.tick);
     this.watchdog?.close();
     this.run.stopWatching();
-    this.ctx.lock.release();
   }
 
   // ---- coordination --------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import { activeOf, createRun } from './creation.js';
 import { FileLock } from './registry/fileLock.js';
 import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
 import { isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
-import { spawnKeeper } from './keeper/spawn.js';
+import { type KeeperLauncher, spawnKeeper } from './keeper/spawn.js';
 import { requestStop } from './supervision/requests.js';
 import { refuseAtLimit } from './placement/host.js';
 import { RunStore } from './registry/store.js';
@@ -65,7 +65,12 @@ export class RunManager {
   private scannedRootMtime = -1;
   private closed = false;
 
-  constructor(private readonly core: CoreServices, readonly usage: RunUsage) {
+  /** `launchKeeper`: how a run's keeper starts; a detached process (the bench compares keeping a run in this process). */
+  constructor(
+    private readonly core: CoreServices,
+    readonly usage: RunUsage,
+    private readonly launchKeeper: KeeperLauncher = spawnKeeper,
+  ) {
     this.store = new RunStore(core.settings.home);
     this.index = new RunIndex(this.store, runIndexPath(core.settings.home), this.healthPolicy, core.logger);
     this.reconcile();
@@ -245,7 +250,7 @@ export class RunManager {
   private keep(runId: string, lock: FileLock): void {
     this.own.add(runId);
     try {
-      const pid = spawnKeeper(this.core.settings, this.store.dir(runId), lock);
+      const pid = this.launchKeeper(this.core.settings, this.store.dir(runId), lock);
       this.core.logger.info({ run_id: runId, keeper: pid }, 'keeper started');
     } catch (err) {
       lock.release();

@@ -17,6 +17,9 @@ import type { FileLock } from '../registry/fileLock.js';
 /** How the token of the lock handed over reaches the keeper (its environment, read and removed at once). */
 export const KEEPER_TOKEN_VARIABLE = 'RL_KEEPER_LOCK_TOKEN';
 
+/** Starts the keeper of the run in `runDir`, handing it `lock`; its pid. */
+export type KeeperLauncher = (settings: Settings, runDir: string, lock: FileLock) => number;
+
 /**
  * Spawns the keeper of the run in `runDir` and hands it `lock` (held by this server); the
  * keeper's pid. Throws when it cannot be spawned (the lock is then still this server's).

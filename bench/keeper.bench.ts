@@ -11,13 +11,12 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../src/core/logger.js';
 import { SecretRedactor } from '../src/core/redact.js';
 import type { Settings } from '../src/core/settings.js';
-import { loadSettings } from '../src/runtime/config/settings.js';
 import { frameworkOf } from '../src/runtime/runs/frameworks.js';
 import { keepRun } from '../src/runtime/runs/keeper/keeper.js';
 import type { KeeperLauncher } from '../src/runtime/runs/keeper/spawn.js';
@@ -26,9 +25,8 @@ import { isDamaged, processOf, type RunRecord } from '../src/runtime/runs/regist
 import { processStartTime } from '../src/runtime/runs/supervision/processTable.js';
 import { Runtime } from '../src/runtime/wiring/runtime.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
-import { makeFakeTinker } from '../test/helpers/fakeTinker.js';
-import { freePort } from '../test/helpers/tmp.js';
 import type { BenchFigure } from './run.js';
+import { fakeRunSettings } from './runSettings.js';
 
 const ROUNDS = 5;
 const CONCURRENT = 4;
@@ -48,28 +46,8 @@ async function settingsFor(dir: string, name: string, env: Record<string, string
   const install = await makeFakeInstall({ dir: join(dir, name) });
   // A long step: a run stays in training until the bench stops it.
   install.trainerControl({ step_seconds: 5 });
-  const key = 'tml-bench-keeper';
   mkdirSync(join(dir, name, 'tinker'));
-  const tinker = makeFakeTinker(join(dir, name, 'tinker'));
-  tinker.addKey(key);
-  tinker.setModels(['Qwen/Qwen3-8B']);
-  const configFile = join(dir, name, 'rl.yaml');
-  writeFileSync(configFile, 'locked:\n  env:\n    total_steps: 1000\n    use_wandb: false\n');
-  const settings = loadSettings({
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    TINKER_ATROPOS_ROOT: install.root,
-    RL_PYTHON: install.python,
-    RL_HOME: join(dir, name, 'home'),
-    RL_MCP_CONFIG: configFile,
-    RL_API_PORT: String(await freePort()),
-    RL_INFERENCE_PORT: String(await freePort()),
-    TINKER_API_KEY: key,
-    TINKER_BASE_URL: `file://${tinker.dir}`,
-    LOG_LEVEL: 'warn',
-    ...env,
-  });
-  return { settings, install };
+  return { settings: await fakeRunSettings(join(dir, name), install, env), install };
 }
 
 function managerFor(settings: Settings, runtime: Runtime, launcher?: KeeperLauncher): RunManager {

@@ -35,11 +35,14 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The supervision kept in this process, as a server kept it before each run had a keeper: the baseline. */
-const inThisProcess: KeeperLauncher = (settings, runDir, lock) => {
-  const token = randomBytes(8).toString('hex');
-  lock.handTo(process.pid, processStartTime(process.pid) ?? null, token);
-  void keepRun(settings, runDir, token);
-  return process.pid;
+const inThisProcess: KeeperLauncher = {
+  launch(settings, runDir, lock) {
+    const token = randomBytes(8).toString('hex');
+    lock.handTo(process.pid, processStartTime(process.pid) ?? null, token);
+    void keepRun(settings, runDir, token);
+    return process.pid;
+  },
+  close: () => undefined,
 };
 
 async function settingsFor(dir: string, name: string, env: Record<string, string> = {}): Promise<{ settings: Settings; install: Awaited<ReturnType<typeof makeFakeInstall>> }> {

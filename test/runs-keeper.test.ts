@@ -40,7 +40,7 @@ async function setUp(t: TestContext, framework: Framework, opts: { env?: Record<
 
 const readRecord = (s: Setup, id: string): FullRecord => JSON.parse(readFileSync(join(s.home, 'runs', id, 'run.json'), 'utf8')) as FullRecord;
 
-/** Live keepers of the run (their argv names keeper.js and the run's directory), from /proc. */
+/** Live keepers of the run (keeper.js, living in the run's directory), from /proc. */
 function keepersOf(s: Setup, id: string): number[] {
   return leftovers([join(s.home, 'runs', id)]).filter((pid) => argvOf(pid).includes('keeper.js'));
 }
@@ -164,6 +164,8 @@ test('a run is never shown running with nothing keeping it: a status call on a r
   assert.equal(status.json.status, 'running');
   const kept = h.runtime.runs.keeperOf(id);
   assert.ok(kept !== undefined && kept !== keeper && isAlive(kept), 'a new keeper keeps the run it answered running');
+  // Once booted it lives in its run's directory; one keeper, never two.
+  await waitUntil('the new keeper is in its run', () => keepersOf(s, id).length > 0);
   assert.deepEqual(keepersOf(s, id), [kept]);
   // It stays: a keeper that took over processes it did not start (no child holds it open) lives on with them.
   await new Promise((resolve) => setTimeout(resolve, 3_000));

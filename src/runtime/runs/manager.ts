@@ -20,7 +20,7 @@ import { activeOf, createRun } from './creation.js';
 import { FileLock } from './registry/fileLock.js';
 import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
 import { isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
-import { type KeeperLauncher, spawnKeeper } from './keeper/spawn.js';
+import { DetachedKeepers, type KeeperLauncher } from './keeper/spawn.js';
 import { requestStop } from './supervision/requests.js';
 import { refuseAtLimit } from './placement/host.js';
 import { RunStore } from './registry/store.js';
@@ -65,11 +65,11 @@ export class RunManager {
   private scannedRootMtime = -1;
   private closed = false;
 
-  /** `launchKeeper`: how a run's keeper starts; a detached process (the bench compares keeping a run in this process). */
+  /** `keepers`: how a run's keeper starts; a detached process (the bench compares keeping a run in this process). */
   constructor(
     private readonly core: CoreServices,
     readonly usage: RunUsage,
-    private readonly launchKeeper: KeeperLauncher = spawnKeeper,
+    private readonly keepers: KeeperLauncher = new DetachedKeepers(),
   ) {
     this.store = new RunStore(core.settings.home);
     this.index = new RunIndex(this.store, runIndexPath(core.settings.home), this.healthPolicy, core.logger);
@@ -212,6 +212,7 @@ export class RunManager {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.follow);
+    this.keepers.close();
     this.index.save();
     if (!this.core.settings.stopRunsOnExit) return;
     const mine = [...this.own].filter((id) => isActive(this.currentStatus(id)));
@@ -250,7 +251,7 @@ export class RunManager {
   private keep(runId: string, lock: FileLock): void {
     this.own.add(runId);
     try {
-      const pid = this.launchKeeper(this.core.settings, this.store.dir(runId), lock);
+      const pid = this.keepers.launch(this.core.settings, this.store.dir(runId), lock);
       this.core.logger.info({ run_id: runId, keeper: pid }, 'keeper started');
     } catch (err) {
       lock.release();

@@ -1,5 +1,5 @@
 /**
- * A run's keeper: one small detached process per run (`node dist/keeper.js <run dir>`, src/keeper.ts),
+ * A run's keeper: one small detached process per run (src/keeper.ts, `node dist/keeper.js`),
  * the run's processes' parent from their start to their end, as podman's conmon is a container's.
  * It holds the run's lock for the run's life and runs the run's supervisor (supervision/supervisor.ts):
  * start-up in the framework's order, readiness, health, stalls, budgets, billed usage, the outcome
@@ -118,7 +118,7 @@ async function recover(k: Keeping, ended: RunRecord): Promise<RunRecord | undefi
  */
 export async function keepRun(settings: Settings, runDir: string, token?: string): Promise<void> {
   const redactor = new SecretRedactor(secretValues(settings));
-  // Its lines go to server.log beside the servers'; what it prints itself (a crash) to keeper.log.
+  // Its lines go to server.log beside the servers'; a crash to the run's keeper.log (src/keeper.ts).
   const logger = createLogger({ level: settings.logLevel, home: settings.home, redactor, stderr: false });
   const core = { settings, logger, redactor };
   const store = new RunStore(settings.home);

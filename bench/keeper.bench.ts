@@ -28,7 +28,7 @@ import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import type { BenchFigure } from './run.js';
 import { fakeRunSettings } from './runSettings.js';
 
-const ROUNDS = 5;
+const ROUNDS = 9;
 const CONCURRENT = 4;
 const STALL_SECONDS = 2;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

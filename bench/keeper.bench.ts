@@ -23,7 +23,7 @@ import { keepRun } from '../src/runtime/runs/keeper/keeper.js';
 import type { KeeperLauncher } from '../src/runtime/runs/keeper/spawn.js';
 import { RunManager } from '../src/runtime/runs/manager.js';
 import { isDamaged, processOf, type RunRecord } from '../src/runtime/runs/registry/record.js';
-import { processStartTime } from '../src/runtime/runs/supervision/processTable.js';
+import { processStartTime } from '../src/core/os/processTable.js';
 import { Runtime } from '../src/runtime/wiring/runtime.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import type { BenchFigure } from './run.js';

@@ -26,7 +26,7 @@ import { refuseAtLimit } from './placement/host.js';
 import { RunStore } from './registry/store.js';
 import { describeRun } from './view.js';
 import { assessHealth, type HealthPolicy } from './watching/health.js';
-import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
+import { listRuns, type RunPage, type RunQuery } from './listing.js';
 import { anyAlive, recordedProcesses, RunIndex } from './registry/runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
 import { estimateSelection, runCost, type SelectionEstimate } from './runCost.js';

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { KEEPER_ENTRY } from '../../../core/files/paths.js';
 import type { Settings } from '../../../core/settings.js';
-import { processStartTime } from '../supervision/processTable.js';
+import { processStartTime } from '../../../core/os/processTable.js';
 import type { FileLock } from '../registry/fileLock.js';
 
 /** The keeper's argument that makes it read its run (`{"runDir", "token"}`, one line) from stdin. */

@@ -6,7 +6,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { loadExeca, type Execa } from '../../../core/onDemand.js';
 import type { ExitInfo, StopResult } from '../placement/placement.js';
-import { isSameProcess, liveGroup, processStartTime, signalGroup } from './processTable.js';
+import { isSameProcess, liveGroup, processStartTime, signalGroup } from '../../../core/os/processTable.js';
 
 
 export interface Launched {

@@ -6,11 +6,11 @@
  * sorts first) pushes nothing already shown onto the next page and makes nothing skipped, which an
  * offset would. A run whose status changes between pages may enter or leave a status filter.
  */
-import { UserError } from '../../../core/errors.js';
-import { type Health, mainReasonOnly } from '../watching/health.js';
-import { type FrameworkName, isActive, isEnded, type PlacementName, RUN_STATUSES, type RunStatus } from './record.js';
-import { compareRuns, type IndexedRun, type RunIndex } from './runIndex.js';
-import type { ListedCost } from '../runCost.js';
+import { UserError } from '../../core/errors.js';
+import { type Health, mainReasonOnly } from './watching/health.js';
+import { type FrameworkName, isActive, isEnded, type PlacementName, RUN_STATUSES, type RunStatus } from './registry/record.js';
+import { compareRuns, type IndexedRun, type RunIndex } from './registry/runIndex.js';
+import type { ListedCost } from './runCost.js';
 
 export const STATUS_FILTERS = [...RUN_STATUSES, 'active', 'ended'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];

@@ -38,7 +38,7 @@ const FOLLOW_MS = 2_000;
 /** rl_stop_training waits this long for the stop to finish before answering `stopping`. */
 const STOP_ANSWER_WAIT_MS = 20_000;
 /** How often a waiting stop reads the run's status. */
-const STOP_POLL_MS = 200;
+const STOP_POLL_MS = 50;
 /** A server exiting with RL_STOP_RUNS_ON_EXIT=1 waits this long for its runs' keepers to stop them (clients allow 2 s). */
 const EXIT_STOP_WAIT_MS = 1_800;
 

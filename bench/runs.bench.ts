@@ -5,15 +5,13 @@
  * well-behaved processes (SIGTERM, each exits at once); and four runs asked to start at once until
  * all four are running, beside one start measured in the same run.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDamaged } from '../src/runtime/runs/registry/record.js';
 import { Runtime } from '../src/runtime/wiring/runtime.js';
-import { loadSettings } from '../src/runtime/config/settings.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
-import { makeFakeTinker } from '../test/helpers/fakeTinker.js';
-import { freePort } from '../test/helpers/tmp.js';
+import { fakeRunSettings } from './runSettings.js';
 import type { BenchFigure } from './run.js';
 
 const ROUNDS = 5;
@@ -28,28 +26,8 @@ export default async function runsBench(): Promise<BenchFigure[]> {
   // A long step: the run stays in training until the bench stops it.
   trainerControl({ step_seconds: 5 });
   // The fake Tinker service the trainer saves its checkpoints to and the start asks for its live models.
-  const key = 'tml-bench-runs';
   mkdirSync(join(dir, 'tinker'));
-  const tinker = makeFakeTinker(join(dir, 'tinker'));
-  tinker.addKey(key);
-  tinker.setModels(['Qwen/Qwen3-8B']);
-  const configFile = join(dir, 'rl.yaml');
-  writeFileSync(configFile, 'locked:\n  env:\n    total_steps: 1000\n    use_wandb: false\n');
-  const runtime = new Runtime(
-    loadSettings({
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      TINKER_ATROPOS_ROOT: root,
-      RL_PYTHON: python,
-      RL_HOME: join(dir, 'home'),
-      RL_MCP_CONFIG: configFile,
-      RL_API_PORT: String(await freePort()),
-      RL_INFERENCE_PORT: String(await freePort()),
-      TINKER_API_KEY: key,
-      TINKER_BASE_URL: `file://${tinker.dir}`,
-      LOG_LEVEL: 'warn',
-    }),
-  );
+  const runtime = new Runtime(await fakeRunSettings(dir, { root, python }));
   const status = (id: string): string => {
     const entry = runtime.runs.get(id);
     return isDamaged(entry) ? 'unknown' : entry.status;

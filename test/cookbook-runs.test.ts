@@ -16,7 +16,7 @@ import { APPS_CLIENT_CAPABILITIES, connectInMemory } from './helpers/client.js';
 import { makeFakeInstall } from './helpers/fakeInstall.js';
 import { makeFakeTinker } from './helpers/fakeTinker.js';
 import { writeRunDir, writeVerifiersRun } from './helpers/registry.js';
-import { argvOf, environOf, killLeftovers, leftovers, newHome, record, runServer, waitForRun, waitUntil, type RunServer } from './helpers/runs.js';
+import { argvOf, environOf, killLeftovers, leftovers, newHome, record, runServer, waitForRun, type RunServer } from './helpers/runs.js';
 import { gsm8kSolver } from './fakes/gsm8kAnswers.js';
 import { assessHealth } from '../src/runtime/runs/watching/health.js';
 import { startFakeOpenAI } from './fakes/openaiServer.js';
@@ -175,7 +175,7 @@ test("without the operator's locks a recipe's own defaults stand; max_steps and 
   assert.match(lacking.json.error, /^The search_tool recipe cannot start: It imports chromadb .*pip install 'tinker-cookbook\[vector-search\]' and pip install pandas\.$/);
 });
 
-test("a verifiers environment: picked as cookbook:gsm8k and edited; at tinker-cookbook 0.5.5 the listing, the doctor and a start say verifiers_rl cannot train, and why; a math run is adopted by a restarted server", async (t) => {
+test("a verifiers environment: picked as cookbook:gsm8k and edited; at tinker-cookbook 0.5.5 the listing, the doctor and a start say verifiers_rl cannot train, and why; a math run is kept by its keeper across a restarted server, stopped with no process left", async (t) => {
   install.cookbookControl({ step_seconds: 0.2, hang_at_step: 3 });
   const h = await server(t);
   const ambiguous = await h.call('rl_select_environment', { name: 'gsm8k' });
@@ -204,12 +204,14 @@ test("a verifiers environment: picked as cookbook:gsm8k and edited; at tinker-co
   const runId = await start(h);
   await waitForRun(h, runId, 'has trained 3 steps', (r) => (r.observed?.steps_completed ?? 0) >= 3);
 
-  // The server goes; the recipe trains on. The next server adopts it.
+  // The server goes; the recipe trains on, kept by its keeper. The next server reads it and leaves it to the keeper.
+  const keeper = h.runtime.runs.keeperOf(runId);
+  assert.notEqual(keeper, undefined);
   await h.close();
   const pid = record(h, runId).processes.trainer.pid!;
   const next = await connectInMemory(h.env);
-  await waitUntil('the restarted server supervises the run', () => next.runtime.runs.supervises(runId));
-  assert.equal(record(next, runId).processes.trainer.pid, pid, 'the same process, adopted');
+  assert.equal(next.runtime.runs.keeperOf(runId), keeper, 'the same keeper keeps the run');
+  assert.equal(record(next, runId).processes.trainer.pid, pid, 'the same process');
   install.cookbookControl({ step_seconds: 0.2, hang_at_step: 5 });
   await waitForRun(next, runId, 'makes steps under the new server', (r) => (r.observed?.steps_completed ?? 0) >= 5);
   const status = await next.call('rl_check_status', { run_id: runId });

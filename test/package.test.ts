@@ -24,11 +24,11 @@ test('npm pack builds; the tarball installed with npm install -g starts from / a
   const dir = tempDir();
   const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', dir], REPO_ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const shipped = packed!.files.map((f) => f.path);
-  for (const path of ['dist/index.js', 'README.md', 'package.json', 'python/run_trainer.py', 'clients/claude_desktop_config.json']) assert.ok(shipped.includes(path), `${path} is shipped`);
+  for (const path of ['dist/index.js', 'dist/keeper.js', 'README.md', 'package.json', 'python/run_trainer.py', 'clients/claude_desktop_config.json']) assert.ok(shipped.includes(path), `${path} is shipped`);
   assert.ok(shipped.some((p) => p.startsWith('python/') && p.endsWith('.py')), 'the Python helpers are shipped');
   assert.ok(shipped.includes('ui/dashboard.html'), 'the dashboard view is shipped');
   assert.ok(shipped.some((p) => p.startsWith('examples/tinker_atropos/environments/') && p.endsWith('.py')), 'the examples are shipped');
-  assert.deepEqual(shipped.filter((p) => p.startsWith('dist/')).sort(), ['dist/index.js', 'dist/index.js.map'], 'dist/ is the bundle: one file and its map');
+  assert.deepEqual(shipped.filter((p) => p.startsWith('dist/')).sort(), ['dist/index.js', 'dist/index.js.map', 'dist/keeper.js', 'dist/keeper.js.map'], 'dist/ is the bundle: the server and a run\'s keeper, one file each, and their maps');
   assert.deepEqual(shipped.filter((p) => /(^|\/)(__pycache__|test|src|bench|scripts)\//.test(p) || p.endsWith('.pyc')), [], 'no caches, tests, sources, benches or scripts');
   assert.ok(!shipped.includes('.mcp.json'), "the checkout's .mcp.json (a path into the checkout) is not shipped");
 

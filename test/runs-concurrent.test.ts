@@ -50,14 +50,16 @@ test('four runs at once: own ports, own files; a fifth refused naming them; one 
   assert.equal(stop.json.status, 'stopped', JSON.stringify(stop.json));
   for (const id of [ids[0]!, ids[2]!, ids[3]!]) assert.equal(record(first, id).status, 'running', `run ${id} goes on`);
 
-  // A new server over the same RL_HOME adopts the three that run on.
+  // The server goes; the three that run on stay with their keepers, which a new server over the same RL_HOME leaves alone.
+  const keepers = [ids[0]!, ids[2]!, ids[3]!].map((id) => first.runtime.runs.keeperOf(id));
+  assert.equal(new Set(keepers).size, 3, 'one keeper per run');
   await first.close();
   const second = await runServer(t, { install: first.install, home: first.home, select: false, env: { RL_MAX_CONCURRENT_RUNS: String(RUNS) } });
-  for (const id of [ids[0]!, ids[2]!, ids[3]!]) {
-    await waitUntil(`the new server supervises ${id}`, () => second.runtime.runs.supervises(id));
+  for (const [i, id] of [ids[0]!, ids[2]!, ids[3]!].entries()) {
+    assert.equal(second.runtime.runs.keeperOf(id), keepers[i], `${id} is kept by its own keeper still`);
     assert.equal(record(second, id).status, 'running');
   }
-  assert.equal(second.runtime.runs.supervises(ids[1]!), false, 'the stopped run stays stopped');
+  assert.equal(second.runtime.runs.keeperOf(ids[1]!), undefined, 'the stopped run stays stopped, nothing keeps it');
 });
 
 test('two servers start runs at once: the one whose checks ran first sees the other run under the start lock and takes free ports, not a refusal', async (t) => {

@@ -41,7 +41,7 @@ test('a stop during start-up cancels the rest of it: nothing is spawned afterwar
   for (const pid of [waiting.processes.api.pid!, waiting.processes.trainer.pid!]) assert.ok(!isAlive(pid), `pid ${pid} is still alive`);
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
   // The start-up is over for good: whatever it was waiting on, it starts nothing later.
-  assert.equal(h.runtime.runs.supervises(id), false, 'the supervisor has let go of the stopped run');
+  await waitUntil('the keeper has let go of the stopped run and exited', () => h.runtime.runs.keeperOf(id) === undefined, 5);
   assert.equal(record(h, id).processes.env.pid, null);
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });

@@ -1,8 +1,8 @@
 /**
  * Runs placed on Slurm, against a real single-node cluster (scripts/slurm-cluster.sh, with
  * accounting): a run waits in the queue, then its three processes are steps of one job, as
- * healthy as a local run; a stop leaves no step and no job; a server killed with SIGKILL is
- * followed by one that adopts the run from its job id; a cancel from outside ends it with
+ * healthy as a local run; a stop leaves no step and no job; a run whose server and keeper are
+ * killed with SIGKILL is taken over from its job id by a new keeper; a cancel from outside ends it with
  * Slurm's reason; a dry run submits nothing; the doctor finds the cluster, and says when its
  * controller is down. One cluster for the file (or one's own: test/helpers/slurm.ts); its tests
  * run one after the other, and touch no job but their runs'.
@@ -133,6 +133,8 @@ describe('runs placed on Slurm', { skip: missing }, () => {
 
     const status = await h.call('rl_check_status', { run_id: id });
     assert.deepEqual([status.json.status, status.json.placement, status.json.slurm_job_id], ['completed', 'slurm', jobId]);
+    const listed = (await h.call('rl_list_runs')).json.runs.find((r: { run_id: string }) => r.run_id === id);
+    assert.equal(listed.placement, 'slurm', 'the listing says where the run ran');
     assert.deepEqual([status.json.health.verdict, status.json.health.last_step], ['completed', 4]);
     assert.deepEqual(status.json.progress, { step: 4, total_steps: 4 });
     assert.match(status.json.weights, /step_4$/);
@@ -182,7 +184,45 @@ describe('runs placed on Slurm', { skip: missing }, () => {
     assert.equal(await queued(running.slurm_job_id!), '');
   });
 
-  test('a server killed with SIGKILL while its Slurm run trains: the next server adopts the run by its job id and stops it', async (t) => {
+  test('with no server alive, Slurm runs are kept by their keepers: one trains to the end and completes, one starves and stops on its stall; their jobs go', async (t) => {
+    install!.trainerControl({ step_seconds: 0.5 });
+    install!.envControl(null);
+    t.after(() => install!.envControl(null));
+    const home = newHome();
+    cancelJobsAfter(t, home);
+    const env = await runServerEnv(install!, home, { ...UNLOCKED_STEPS, env: { ...slurmSettings(), RL_STALL_SECONDS: '3', RL_STALL_ACTION: 'stop', RL_STOP_GRACE_SECONDS: '2' } });
+    const server = await connectStdio(env);
+    t.after(async () => {
+      await server.close();
+      await killLeftovers([install!.root, home]);
+    });
+    const runJson = (id: string): FullRecord => JSON.parse(readFileSync(join(home, 'runs', id, 'run.json'), 'utf8')) as FullRecord;
+    assert.equal((await callTool(server.client, 'rl_select_environment', { name: 'gsm8k' })).isError, false);
+    const startOne = async (totalSteps: number): Promise<string> => {
+      const started = await callTool(server.client, 'rl_start_training', { config: { total_steps: totalSteps } });
+      assert.equal(started.isError, false, JSON.stringify(started.json));
+      const id: string = started.json.run_id;
+      await waitUntil(`run ${id} is running`, () => runJson(id).status === 'running', 120, () => JSON.stringify(runJson(id)));
+      return id;
+    };
+    const completing = await startOne(8);
+    // The next run's environment registers and exits without a group: its trainer waits for data for ever.
+    install!.envControl({ exit_after_register: true, exit_code: 0 });
+    const starving = await startOne(500);
+    const serverPid = server.transport.pid!;
+    process.kill(serverPid, 'SIGKILL');
+    await waitUntil('the server is dead', () => !isAlive(serverPid));
+
+    const keepersGone = (id: string): boolean => leftovers([join(home, 'runs', id)]).length === 0;
+    const done = await waitUntil('the run completes with no server', () => (runJson(completing).status === 'completed' && keepersGone(completing) ? runJson(completing) : undefined), 120, () => JSON.stringify(runJson(completing)));
+    assert.equal(done.observed?.steps_completed, 8);
+    const stalled = await waitUntil('the starved run stops on its stall', () => (runJson(starving).status === 'failed' && keepersGone(starving) ? runJson(starving) : undefined), 120, () => JSON.stringify(runJson(starving)));
+    assert.match(stalled.error!, /^Stalled/);
+    assert.equal(await queued(done.slurm_job_id!, stalled.slurm_job_id!), '', 'both jobs are gone');
+    assert.deepEqual(leftovers([install!.root, home]), []);
+  });
+
+  test('a server and then the keeper killed with SIGKILL while its Slurm run trains: the next server starts a keeper that takes the run over by its job id, and stops it', async (t) => {
     install!.trainerControl({ step_seconds: 1 });
     const home = newHome();
     cancelJobsAfter(t, home);
@@ -205,8 +245,14 @@ describe('runs placed on Slurm', { skip: missing }, () => {
     assert.equal(await queued(jobId), `${jobId} RUNNING`, 'the job outlived the server');
 
     const next = await runServer(t, { install, home, select: false, env: slurmSettings() });
-    assert.ok(next.runtime.runs.supervises(id), 'the new server supervises the run');
+    // The run's keeper outlived the server; killed too, the next call starts a keeper that takes the job over by its id.
+    const keeper = next.runtime.runs.keeperOf(id);
+    assert.ok(keeper !== undefined && isAlive(keeper), 'the keeper outlived the server');
+    process.kill(keeper, 'SIGKILL');
+    await waitUntil('the keeper is dead', () => !isAlive(keeper));
     const status = await next.call('rl_check_status', { run_id: id });
+    const newKeeper = next.runtime.runs.keeperOf(id);
+    assert.ok(newKeeper !== undefined && newKeeper !== keeper, 'a new keeper keeps the run');
     assert.deepEqual([status.json.status, status.json.slurm_job_id], ['running', jobId]);
     for (const p of ['api', 'trainer', 'env']) assert.equal(status.json.processes[p].state, 'running');
     const updates = (): number => (readFileSync(runJson().logs.trainer, 'utf8').match(/Sampling client updated/g) ?? []).length;

@@ -109,6 +109,8 @@ export interface Settings {
   stopRunsOnExit: boolean;
   /** RL_STALL_SECONDS / RL_STALL_ACTION: no trainer step and no new data this long is a stall; warn or stop the run. */
   stall: { seconds: number; action: 'warn' | 'stop' };
+  /** RL_AUTO_RESUME: times a cookbook run that failed for a transient cause is resumed by its keeper (0: never). */
+  autoResume: number;
   /** RL_MAX_CONCURRENT_RUNS: active runs on this host (all servers sharing RL_HOME) at most. */
   maxConcurrentRuns: number;
   /** RL_PLACEMENT and the RL_SLURM_* settings. */
@@ -142,6 +144,8 @@ export interface Settings {
   configFile?: string;
   /** The environment the server was started with: children get an allow-listed subset of it. */
   processEnv: Readonly<Record<string, string | undefined>>;
+  /** The directory relative settings were read against: a run's keeper reads them again from there. */
+  cwd: string;
 }
 
 /** Creates RL_HOME; a path that cannot be a directory is a bad setting like any other. */

@@ -40,6 +40,10 @@ export const rlCheckStatus = defineTool({
     error: z.string().optional(),
     log_tail: z.string().optional().describe('Last lines of the log of the process at fault (secrets redacted)'),
     notes: z.array(z.string()).optional(),
+    resumes: z
+      .array(z.object({ at: z.string(), from_step: z.number().int(), after: z.enum(['failed', 'stopped']), automatic: z.boolean(), cause: z.string().optional() }))
+      .optional()
+      .describe('Each time the run was started again: by rl_resume_training, or automatic (its keeper, on a transient cause, RL_AUTO_RESUME)'),
     cost: runCostSchema.optional(),
     metrics: z
       .object({

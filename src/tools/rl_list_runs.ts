@@ -1,7 +1,7 @@
 /** rl_list_runs: the runs in the registry, newest first, a page at a time (Hermes tool 9). */
 import * as z from 'zod';
-import { MAX_PAGE, STATUS_FILTERS } from '../runtime/runs/registry/listing.js';
-import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
+import { MAX_PAGE, STATUS_FILTERS } from '../runtime/runs/listing.js';
+import { FRAMEWORKS, PLACEMENTS } from '../runtime/runs/registry/record.js';
 import { defineTool } from './define.js';
 import { healthSchema, listedRunFields } from './runSchemas.js';
 import { listedCostSchema } from './costSchemas.js';
@@ -24,6 +24,7 @@ export const rlListRuns = defineTool({
       z.object({
         ...listedRunFields,
         framework: z.enum(FRAMEWORKS).optional().describe('atropos or cookbook; absent for a damaged record'),
+        placement: z.enum(PLACEMENTS).optional().describe('local or slurm: where its processes run; absent for a damaged record'),
         wandb_run_name: z.string().nullable(),
         ended_at: z.string().nullable(),
         health: healthSchema.optional().describe('As in rl_check_status, with only the main reason (rl_check_status gives them all)'),

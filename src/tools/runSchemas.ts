@@ -50,7 +50,7 @@ export const runKind = {
 export const processState = z.object({
   state: z.enum(['not_started', 'running', 'exited']),
   pid: z.number().int().nullable(),
-  exit_code: z.number().int().nullable().describe('null while running, when killed by a signal, or when unknown (ended while no server supervised it)'),
+  exit_code: z.number().int().nullable().describe('null while running, when killed by a signal, or when unknown (ended while the run had no keeper)'),
   signal: z.string().optional(),
 });
 

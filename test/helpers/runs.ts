@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { RunProcess } from '../../src/core/files/home.js';
 import type { ProcessRecord, RunRecord } from '../../src/runtime/runs/registry/record.js';
-import { isDamaged } from '../../src/runtime/runs/registry/record.js';
+import { isActive, isDamaged } from '../../src/runtime/runs/registry/record.js';
 import { connectInMemory, type InMemoryHarness } from './client.js';
 import { makeFakeInstall, type FakeInstall } from './fakeInstall.js';
 import { makeFakeTinker, type FakeTinker } from './fakeTinker.js';
@@ -161,10 +161,15 @@ export function record(h: InMemoryHarness, runId: string): FullRecord {
   return entry as FullRecord;
 }
 
+/**
+ * Waits until the run's record satisfies `pred`; a record that says the run ended is waited on
+ * until its keeper is gone too (it writes the final record, then exits), so a test that then looks
+ * for leftover processes finds none of ours.
+ */
 export function waitForRun(h: InMemoryHarness, runId: string, what: string, pred: (r: FullRecord) => boolean, seconds = 60): Promise<FullRecord> {
   return waitUntil(`run ${runId} ${what}`, () => {
     const r = record(h, runId);
-    return pred(r) ? r : undefined;
+    return pred(r) && (isActive(r.status) || h.runtime.runs.keeperOf(runId) === undefined) ? r : undefined;
   }, seconds);
 }
 

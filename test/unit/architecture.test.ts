@@ -37,7 +37,7 @@ interface SourceFile {
 }
 
 function layerOf(path: string): Layer {
-  if (path === 'index.ts') return 'entry';
+  if (path === 'index.ts' || path === 'keeper.ts') return 'entry';
   const [top, second] = path.split('/');
   if (top === 'core') return 'core';
   if (top === 'runtime') return second === 'wiring' ? 'wiring' : 'services';

@@ -18,9 +18,9 @@ import { tempDir } from '../helpers/tmp.js';
 const running: ProcessEnd = { state: 'running', exit_code: null, signal: null };
 const exit = (exit_code: number): ProcessEnd => ({ state: 'exited', exit_code, signal: null });
 const killed = (signal: string): ProcessEnd => ({ state: 'exited', exit_code: null, signal });
-/** An adopted process that ended while no server watched: no code, no signal. */
+/** An adopted process that ended while the run had no keeper: no code, no signal. */
 const unseen: ProcessEnd = { state: 'exited', exit_code: null, signal: null };
-const UNKNOWN = 'exit code unknown: it ended while no server supervised it';
+const UNKNOWN = 'exit code unknown: it ended while the run had no keeper';
 
 interface Row {
   name: string;

@@ -9,7 +9,7 @@ import { rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { UserError } from '../../src/core/errors.js';
-import { type ListedRun, listRuns, type RunPage, type RunQuery } from '../../src/runtime/runs/registry/listing.js';
+import { type ListedRun, listRuns, type RunPage, type RunQuery } from '../../src/runtime/runs/listing.js';
 import type { RunIndex } from '../../src/runtime/runs/registry/runIndex.js';
 import { RunStore } from '../../src/runtime/runs/registry/store.js';
 import { connectInMemory } from '../helpers/client.js';

@@ -20,6 +20,8 @@ test('defaults: the values documented in the README configuration table', () => 
   assert.equal(s.statusMinIntervalSeconds, 1800);
   assert.equal(s.stopGraceSeconds, 10);
   assert.equal(s.stopRunsOnExit, false);
+  assert.equal(s.autoResume, 2);
+  assert.equal(loadSettings({ HOME, RL_AUTO_RESUME: '0' }, cwd).autoResume, 0, 'RL_AUTO_RESUME=0 turns recovery off');
   assert.equal(s.wandb.project, 'atropos-tinker');
   assert.equal(s.wandb.baseUrl, 'https://api.wandb.ai');
   assert.equal(s.locked.env.total_steps, 2500);
@@ -46,6 +48,7 @@ test('bad values stop with one clear line', () => {
     [{ RL_API_PORT: '9000', RL_INFERENCE_PORT: '9000' }, /both 9000/],
     [{ RL_STOP_GRACE_SECONDS: '-1' }, /RL_STOP_GRACE_SECONDS/],
     [{ RL_STOP_RUNS_ON_EXIT: 'maybe' }, /not a flag/],
+    [{ RL_AUTO_RESUME: '-1' }, /RL_AUTO_RESUME/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL=loud/],
     [{ TINKER_ATROPOS_ROOT: '/does/not/exist' }, /TINKER_ATROPOS_ROOT=\/does\/not\/exist does not exist/],
     [{ RL_MCP_CONFIG: join(cwd, 'missing.yaml') }, /does not exist: create it or unset RL_MCP_CONFIG/],

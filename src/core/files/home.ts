@@ -9,7 +9,7 @@
  *       cache/tinker-models.json
  *     runs/.start.lock
  *     runs/<run_id>/run.json (+ run.json.lock), config.yaml, api.log, trainer.log, env.log,
- *                   supervisor.lock, stop.request, trainer/ (its cwd), checkpoints/,
+ *                   supervisor.lock, stop.request, keeper.log, trainer/ (its cwd), checkpoints/,
  *                   wandb-history.json, cookbook/ (a cookbook run's log_path),
  *                   slurm/ (a Slurm run's job script and the files its steps start by)
  *     inference_tests/<test_id>/result.json, owner.json, cancel.request, <model files>
@@ -31,10 +31,12 @@ export type RunProcess = (typeof RUN_PROCESSES)[number];
 export const RUN_FILES = {
   record: 'run.json',
   config: 'config.yaml',
-  /** The lock naming the one server that supervises the run. */
+  /** The lock naming the run's keeper, the one process that keeps the run (or the server creating it, until its keeper runs). */
   supervisorLock: 'supervisor.lock',
-  /** Written by another server to ask the supervising one to stop the run. */
+  /** Written by a server to ask the run's keeper to stop the run. */
   stopRequest: 'stop.request',
+  /** What the keeper itself printed (a crash's stack); its log lines go to server.log. */
+  keeperLog: 'keeper.log',
   /** The trainer's own working directory: it rewrites temp.json there at every batch. */
   trainerDir: 'trainer',
   /** The run's checkpoint_dir (upstream's default is relative to the trainer's cwd). */

@@ -22,3 +22,5 @@ export const PYTHON_HELPERS_DIR = join(PACKAGE_ROOT, 'python');
 export const RUN_TRAINER_SCRIPT = join(PYTHON_HELPERS_DIR, 'run_trainer.py');
 /** The dashboard view (MCP Apps): one self-contained HTML file, read as it is shipped. */
 export const DASHBOARD_HTML = join(PACKAGE_ROOT, 'ui', 'dashboard.html');
+/** A run's keeper (scripts/build.ts bundles src/keeper.ts): servers spawn it, from the sources too, so tests run the build. */
+export const KEEPER_ENTRY = join(PACKAGE_ROOT, 'dist', 'keeper.js');

@@ -11,7 +11,7 @@ import { allowedText, closestName, coerceFieldValue, expectedText, FieldValueErr
 import { Introspector, type Introspection } from './introspection.js';
 import type { CookbookRecipe, VerifiersEnvironment } from '../environments/cookbook.js';
 import { frameworkOfEnvironment } from '../environments/report.js';
-import type { FrameworkName } from '../runs/registry/record.js';
+import type { FrameworkName } from '../../core/runWords.js';
 import { cookbookIntrospection, cookbookLockedValues } from './cookbookFields.js';
 import type { Logger } from '../../core/logger.js';
 import type { JsonValue } from '../../core/json.js';

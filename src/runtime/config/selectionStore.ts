@@ -21,7 +21,7 @@ import { FileLock } from '../runs/registry/fileLock.js';
 import type { FieldInfo } from './fields.js';
 import { FIELD_JSON, fieldJson, fileStamp, type FileStamp, type Introspection } from './introspection.js';
 import { SERVER_CONFIGS_SHAPES, type TinkerFacts } from '../environments/tinkerReadiness.js';
-import { FRAMEWORKS } from '../runs/registry/record.js';
+import { FRAMEWORKS } from '../../core/runWords.js';
 
 export interface SelectedConfig {
   environment: DiscoveredEnvironment;

@@ -22,7 +22,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** Keys accepted in the RL_MCP_CONFIG file besides `locked` and `unlocked`. */
 const KNOWN_KEYS = [
   'TINKER_ATROPOS_ROOT', 'RL_ENVIRONMENTS_DIRS', 'RL_PYTHON', 'RL_HOME', 'RL_API_PORT', 'RL_INFERENCE_PORT',
-  'RL_STATUS_MIN_INTERVAL_SECONDS', 'RL_STOP_GRACE_SECONDS', 'RL_STOP_RUNS_ON_EXIT', 'RL_STALL_SECONDS', 'RL_MAX_CONCURRENT_RUNS',
+  'RL_STATUS_MIN_INTERVAL_SECONDS', 'RL_STOP_GRACE_SECONDS', 'RL_STOP_RUNS_ON_EXIT', 'RL_AUTO_RESUME', 'RL_STALL_SECONDS', 'RL_MAX_CONCURRENT_RUNS',
   'RL_STALL_ACTION', 'RL_ALLOW_UNMANAGED_ENVIRONMENTS', 'RL_REQUIRE_READY', 'RL_API_READY_TIMEOUT_SECONDS', 'RL_TRAINER_READY_TIMEOUT_SECONDS',
   'RL_ENV_READY_TIMEOUT_SECONDS', 'RL_INTROSPECT_TIMEOUT_SECONDS', 'TINKER_API_KEY', 'WANDB_API_KEY', 'OPENROUTER_API_KEY',
   'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'TINKER_OAI_BASE_URL', 'TINKER_BASE_URL', 'TINKER_PROJECT_ID', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS, ...PLACEMENT_KEYS,
@@ -272,7 +272,7 @@ function timings(src: SettingSource): Pick<Settings, 'statusMinIntervalSeconds' 
 }
 
 /** When a run counts as stalled and what to do then; which runs may start (how many at once, which environments). */
-function watchdog(src: SettingSource): Pick<Settings, 'stall' | 'allowUnmanagedEnvironments' | 'maxConcurrentRuns' | 'requireReady'> {
+function watchdog(src: SettingSource): Pick<Settings, 'stall' | 'allowUnmanagedEnvironments' | 'maxConcurrentRuns' | 'requireReady' | 'autoResume'> {
   const action = (src.get('RL_STALL_ACTION') ?? 'warn').trim().toLowerCase();
   if (action !== 'warn' && action !== 'stop') throw new SettingsError(`RL_STALL_ACTION=${JSON.stringify(action)} is not warn or stop`);
   return {
@@ -280,6 +280,7 @@ function watchdog(src: SettingSource): Pick<Settings, 'stall' | 'allowUnmanagedE
     allowUnmanagedEnvironments: parseFlag('RL_ALLOW_UNMANAGED_ENVIRONMENTS', src.get('RL_ALLOW_UNMANAGED_ENVIRONMENTS') ?? ''),
     requireReady: parseFlag('RL_REQUIRE_READY', src.get('RL_REQUIRE_READY') ?? ''),
     maxConcurrentRuns: parseInteger('RL_MAX_CONCURRENT_RUNS', src.get('RL_MAX_CONCURRENT_RUNS') ?? '4', 1, 64),
+    autoResume: parseInteger('RL_AUTO_RESUME', src.get('RL_AUTO_RESUME') ?? '2', 0, 100),
   };
 }
 
@@ -342,5 +343,6 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     cost: costSettings((key) => src.get(key), src.file.prices, src.configPath),
     configFile: src.configFile,
     processEnv: { ...env },
+    cwd,
   };
 }

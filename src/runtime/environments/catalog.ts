@@ -12,7 +12,7 @@ import { discoveryCachePath } from '../../core/files/home.js';
 import { readPythonSources } from './pythonReader.js';
 import { buildReport, EnvironmentSelectors, frameworkOfEnvironment, type DiscoveredEnvironment, type DiscoveryReport } from './report.js';
 import { CookbookCatalog } from './cookbook.js';
-import { FRAMEWORKS, type FrameworkName } from '../runs/registry/record.js';
+import { FRAMEWORKS, type FrameworkName } from '../../core/runWords.js';
 import { findSourceFiles } from './sourceFiles.js';
 import { UserError } from '../../core/errors.js';
 import type { CoreServices } from '../../core/services.js';

@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import { append, ClassGraph, moduleKey, type ClassRef } from './classGraph.js';
 import type { ParsedModule, ParseResult, StaticServerConfigs } from './pythonReader.js';
 import { SourceFacts } from './sourceFacts.js';
-import type { FrameworkName } from '../runs/registry/record.js';
+import type { FrameworkName } from '../../core/runWords.js';
 
 export interface DiscoveredEnvironment {
   name: string;

@@ -1,44 +1,46 @@
 /**
- * Training runs: starting them, answering about them, stopping
- * them. The registry on disk is the truth, shared by every server on the host; this server
- * supervises the runs whose lock it holds, adopts runs whose supervisor is gone (at start-up,
- * then by a light poll of the registry, so a run another server started is taken over when that
- * server goes), and only reads the rest.
+ * Training runs: starting them, answering about them, stopping them. The registry on disk is the
+ * truth, shared by every server on the host. Each run is kept by its own keeper process
+ * (keeper/keeper.ts), spawned here once the run is created; a server reads the records the keepers
+ * write and asks them to stop (supervision/requests.ts). A run whose keeper died (kill -9, OOM) is
+ * given a new one by the next call touching it or by the registry look every 2 s.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { RUN_FILES, runIndexPath } from '../../core/files/home.js';
 import type { CoreServices } from '../../core/services.js';
-import { delay, waitAtMost } from '../../core/wait.js';
+import { delay } from '../../core/wait.js';
 import { type StartedRun, type StatusReport, type StopAnswer, stopAnswer } from './answers.js';
 import type { RunSelection } from './framework.js';
-import { frameworkFor, frameworkOf } from './frameworks.js';
-import { placement, placementOf, processIdentity } from './placements.js';
+import { frameworkFor } from './frameworks.js';
+import { placement } from './placements.js';
 import type { PlacementOptions } from './placement/placement.js';
 import { activeOf, createRun } from './creation.js';
 import { FileLock } from './registry/fileLock.js';
 import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
 import { isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './registry/record.js';
+import { DetachedKeepers, type KeeperLauncher } from './keeper/spawn.js';
+import { requestStop } from './supervision/requests.js';
 import { refuseAtLimit } from './placement/host.js';
 import { RunStore } from './registry/store.js';
-import { RunSupervisor, TICK_MS } from './supervision/supervisor.js';
 import { describeRun } from './view.js';
 import { assessHealth, type HealthPolicy } from './watching/health.js';
-import { listRuns, type RunPage, type RunQuery } from './registry/listing.js';
-import { recordedProcesses, type RecordedProcess, RunIndex } from './registry/runIndex.js';
+import { listRuns, type RunPage, type RunQuery } from './listing.js';
+import { anyAlive, recordedProcesses, RunIndex } from './registry/runIndex.js';
 import { type WaitAnswer, waitForRun, type WaitRequest } from './waiting.js';
-import { estimateSelection, runCost, spentByOthers, type SelectionEstimate } from './runCost.js';
+import { estimateSelection, runCost, type SelectionEstimate } from './runCost.js';
 import type { RunUsage } from './usage.js';
 import { type ResumedRun, resumeRun } from './resume.js';
 
-/** How often the registry is checked for new runs and for active runs whose supervisor is gone. */
+/** How often the registry is checked for runs whose keeper is gone. */
 const FOLLOW_MS = 2_000;
 /** rl_stop_training waits this long for the stop to finish before answering `stopping`. */
 const STOP_ANSWER_WAIT_MS = 20_000;
-
-/** Whether a process the record calls running still lives, as its placement tells. */
-const anyAlive = (run: { placement?: PlacementName; running: RecordedProcess[] }): boolean => run.running.some((p) => processIdentity(run.placement ?? 'local').isAlive(p));
+/** How often a waiting stop reads the run's status. */
+const STOP_POLL_MS = 50;
+/** A server exiting with RL_STOP_RUNS_ON_EXIT=1 waits this long for its runs' keepers to stop them (clients allow 2 s). */
+const EXIT_STOP_WAIT_MS = 1_800;
 
 /** Where a start places its run (RL_PLACEMENT unless it says), with what resources, and whether it only shows what it would do. */
 export interface StartOptions {
@@ -52,17 +54,23 @@ export class RunManager {
   private readonly store: RunStore;
   /** What listings and the registry scan know of every run, parsed again only when run.json changed. */
   private readonly index: RunIndex;
-  private readonly supervisors = new Map<string, RunSupervisor>();
+  /** Runs this server started or resumed: RL_STOP_RUNS_ON_EXIT=1 stops them when it exits. */
+  private readonly own = new Set<string>();
   /** Run creations of this server, one at a time (a second one must see the first run). */
   private creating: Promise<unknown> = Promise.resolve();
   private follow?: NodeJS.Timeout;
-  /** Some active run is supervised by another server: the registry is rescanned on every follow tick. */
-  private activeRunsSupervisedElsewhere = false;
+  /** Some run was active at the last look: its keeper may die at any time, so the registry is looked at on every follow tick. */
+  private anyActive = false;
   /** The runs root's mtime at the last scan: a run created by another server changes it. */
   private scannedRootMtime = -1;
   private closed = false;
 
-  constructor(private readonly core: CoreServices, readonly usage: RunUsage) {
+  /** `keepers`: how a run's keeper starts; a detached process (the bench compares keeping a run in this process). */
+  constructor(
+    private readonly core: CoreServices,
+    readonly usage: RunUsage,
+    private readonly keepers: KeeperLauncher = new DetachedKeepers(),
+  ) {
     this.store = new RunStore(core.settings.home);
     this.index = new RunIndex(this.store, runIndexPath(core.settings.home), this.healthPolicy, core.logger);
     this.reconcile();
@@ -85,7 +93,7 @@ export class RunManager {
     const run = { framework, placement: where, request: { ...request, preflight }, resources: options.resources ?? {}, dryRun: options.dryRun === true };
     const created = this.creating.then(async () => {
       const { lock, ...started } = await createRun({ core: this.core, store: this.store, activeRuns: () => this.activeRuns(), endingRuns: () => this.endingRuns() }, run);
-      if (lock !== undefined) this.supervise(started.record, lock).begin();
+      if (lock !== undefined) this.keep(started.record.run_id, lock);
       return started;
     });
     this.creating = created.catch(() => undefined);
@@ -94,7 +102,7 @@ export class RunManager {
 
   /** rl_resume_training: an ended run started again from its last saved state (resume.ts); one at a time with starts. */
   resume(runId: string): Promise<ResumedRun> {
-    const ctx = { settings: this.core.settings, logger: this.core.logger, store: this.store, activeRuns: () => this.activeRuns(), supervise: (r: RunRecord, lock: FileLock) => this.supervise(r, lock).begin() };
+    const ctx = { settings: this.core.settings, logger: this.core.logger, store: this.store, activeRuns: () => this.activeRuns(), supervise: (r: RunRecord, lock: FileLock) => this.keep(r.run_id, lock) };
     const run = this.creating.then(() => resumeRun(ctx, runId));
     this.creating = run.catch(() => undefined);
     return run;
@@ -127,15 +135,14 @@ export class RunManager {
     return { stallSeconds: this.core.settings.stall.seconds };
   }
 
-  /** True when this server supervises the run (others only read it). */
-  supervises(runId: string): boolean {
-    return this.supervisors.has(runId);
+  /** The pid of the live process holding the run's lock: its keeper (or, for a moment, the server creating it). */
+  keeperOf(runId: string): number | undefined {
+    return new FileLock(this.store.supervisorLockPath(runId)).holder();
   }
 
   /**
    * rl_check_status: the full view with the record it was built from, or inside the run's window
-   * the rate-limited answer with the current status. run.json is read once (under its write
-   * lock), again only when an orphaned run has just been adopted.
+   * the rate-limited answer with the current status. run.json is read once (under its write lock).
    */
   async status(runId: string): Promise<StatusReport> {
     // Decided and stamped under the run's write lock: two servers asked at the same moment give
@@ -148,10 +155,9 @@ export class RunManager {
     });
     if (entry === undefined) throw this.notFound(runId);
     if (isDamaged(entry)) return { answer: { run_id: runId, status: 'unknown', error: entry.damaged } };
-    let record = entry;
-    // An active run nobody supervises any more is taken over before it is reported: adoption
-    // records the processes that died unseen.
-    if (isActive(record.status) && !this.supervises(runId) && this.adopt(runId)) record = this.store.update(runId, () => false);
+    const record = entry;
+    // An active run whose keeper died gets a new one before it is reported: never `running` with nothing keeping it.
+    if (isActive(record.status)) this.ensureKept(runId);
     if (window.limited) {
       const health = assessHealth(record, Date.now(), this.healthPolicy);
       const progress = observedProgress(record);
@@ -162,12 +168,12 @@ export class RunManager {
     return { answer: await describeRun(record, this.core.redactor, this.healthPolicy), record };
   }
 
-  /** The run for a polling reader (the dashboard): never stamps the status rate limit. An unsupervised
-   *  active run is adopted first, as rl_check_status does: otherwise nothing would move it. */
+  /** The run for a polling reader (the dashboard): never stamps the status rate limit. An active run
+   *  whose keeper died gets a new one first, as rl_check_status does. */
   current(runId: string): RegistryEntry {
     const entry = this.get(runId);
-    if (isDamaged(entry) || !isActive(entry.status) || this.supervises(runId) || !this.adopt(runId)) return entry;
-    return this.get(runId);
+    if (!isDamaged(entry) && isActive(entry.status)) this.ensureKept(runId);
+    return entry;
   }
 
   /** rl_stop_training: idempotent; waits a while for the processes to go, never blocks other calls. */
@@ -180,38 +186,46 @@ export class RunManager {
       });
     }
     if (!isActive(entry.status)) return { message: `Run '${runId}' is not running (status: ${entry.status})`, run_id: runId, status: entry.status };
-    const supervisor = this.supervisors.get(runId) ?? (this.adopt(runId) ? this.supervisors.get(runId) : undefined);
-    if (supervisor) {
-      await waitAtMost(supervisor.stop(), STOP_ANSWER_WAIT_MS, signal);
-    } else {
-      // Another live server supervises the run: ask it, and watch the registry for the result.
-      writeFileSync(join(this.store.dir(runId), RUN_FILES.stopRequest), JSON.stringify({ pid: process.pid, at: new Date().toISOString() }));
-      const deadline = Date.now() + STOP_ANSWER_WAIT_MS;
-      while (Date.now() < deadline && !signal?.aborted && isActive(this.currentStatus(runId))) {
-        await delay(TICK_MS / 5, signal);
-      }
-    }
+    // Asked of the run's keeper (a new one if it died), which stops it whether or not this server lives on.
+    requestStop(this.store.dir(runId), 'user');
+    this.ensureKept(runId);
+    await this.whileActive([runId], STOP_ANSWER_WAIT_MS, signal);
     return stopAnswer(runId, this.currentStatus(runId), this.core.settings.stopGraceSeconds);
   }
 
   /**
    * rl_wait_for_run: waits until the run is running, made one more step, or ended; reads run.json
-   * only, so the status rate limit is left alone. An unsupervised active run is adopted first, as
-   * rl_check_status does: otherwise nothing would move it.
+   * only, so the status rate limit is left alone. An active run whose keeper died gets a new one
+   * first, as rl_check_status does.
    */
   waitFor(runId: string, request: WaitRequest): Promise<WaitAnswer> {
     const entry = this.get(runId);
-    if (!isDamaged(entry) && isActive(entry.status)) this.adopt(runId);
+    if (!isDamaged(entry) && isActive(entry.status)) this.ensureKept(runId);
     const subject = { runId, recordPath: join(this.store.dir(runId), RUN_FILES.record), read: () => this.store.read(runId), policy: this.healthPolicy, logger: this.core.logger };
     return waitForRun(subject, request);
   }
 
-  /** Server shutdown: flush and let go of every run (stopping them only with RL_STOP_RUNS_ON_EXIT=1). */
+  /**
+   * Server shutdown: the runs go on, kept by their keepers. With RL_STOP_RUNS_ON_EXIT=1 the keepers
+   * of the runs this server started are asked to stop them quickly, and waited for a moment.
+   */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.follow);
+    this.keepers.close();
     this.index.save();
-    await Promise.all([...this.supervisors.values()].map((s) => (this.core.settings.stopRunsOnExit ? s.stopForExit() : s.detach())));
+    if (!this.core.settings.stopRunsOnExit) return;
+    const mine = [...this.own].filter((id) => isActive(this.currentStatus(id)));
+    for (const id of mine) requestStop(this.store.dir(id), 'server_exit');
+    await this.whileActive(mine, EXIT_STOP_WAIT_MS);
+  }
+
+  /** Waits until none of the runs is active, at most `ms`. */
+  private async whileActive(runIds: readonly string[], ms: number, signal?: AbortSignal): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline && !signal?.aborted && runIds.some((id) => isActive(this.currentStatus(id)))) {
+      await delay(STOP_POLL_MS, signal).catch(() => undefined);
+    }
   }
 
   private notFound(runId: string): UserError {
@@ -224,12 +238,7 @@ export class RunManager {
 
   /** The active runs, newest first: found through the index (no parse of ended runs), then read fresh. */
   activeRuns(): RunRecord[] {
-    this.index.refresh();
-    return this.index.runs().flatMap((run) => {
-      if (!isActive(run.status)) return [];
-      const entry = this.store.read(run.run_id);
-      return entry !== undefined && !isDamaged(entry) && isActive(entry.status) ? [entry] : [];
-    });
+    return this.index.active();
   }
 
   /** Ended runs whose record still calls a process running that lives: their leftovers are being stopped. */
@@ -238,50 +247,41 @@ export class RunManager {
     return entries.filter((entry): entry is RunRecord => entry !== undefined && !isDamaged(entry));
   }
 
-  private supervise(record: RunRecord, lock: FileLock): RunSupervisor {
-    const supervisor = new RunSupervisor(
-      {
-        settings: this.core.settings,
-        logger: this.core.logger,
-        redactor: this.core.redactor,
-        store: this.store,
-        lock,
-        framework: frameworkOf(record),
-        placement: placementOf(record, this.core.settings),
-        childEnvs: frameworkOf(record).childEnvironments(this.core.settings, record),
-        onReleased: (runId) => this.supervisors.delete(runId),
-        othersSpentUsd: (runId) => spentByOthers(this.activeRuns(), runId),
-        usage: this.usage,
-      },
-      record,
-    );
-    this.supervisors.set(record.run_id, supervisor);
-    return supervisor;
+  /** Hands the run (its lock held by this server) to a new keeper; a keeper that cannot be started is the caller's error. */
+  private keep(runId: string, lock: FileLock): void {
+    this.own.add(runId);
+    try {
+      const pid = this.keepers.launch(this.core.settings, this.store.dir(runId), lock);
+      this.core.logger.info({ run_id: runId, keeper: pid }, 'keeper started');
+    } catch (err) {
+      lock.release();
+      this.core.logger.error({ err, run_id: runId }, 'cannot start the run keeper');
+      throw new UserError(`Run '${runId}' has no keeper: ${(err as Error).message}.`, { run_id: runId });
+    }
   }
 
   /**
-   * Takes over a run whose supervisor is gone (lock free or stale) when it is active or still has
-   * live processes. True when this server supervises it afterwards.
+   * Starts a keeper for a run that needs one (active, or ended with processes left) and whose
+   * keeper is gone (its lock free or stale): the new keeper takes the live processes over.
    */
-  private adopt(runId: string): boolean {
-    if (this.supervisors.has(runId)) return true;
-    if (this.closed) return false;
+  private ensureKept(runId: string): void {
+    if (this.closed) return;
     const lock = new FileLock(this.store.supervisorLockPath(runId));
-    if (!lock.tryAcquire()) return false;
+    if (!lock.tryAcquire()) return;
     const entry = this.store.read(runId);
     if (entry === undefined || isDamaged(entry) || (!isActive(entry.status) && !anyAlive({ placement: entry.placement, running: recordedProcesses(entry) }))) {
       lock.release();
-      return false;
+      return;
     }
-    this.supervise(entry, lock).adopt();
-    return true;
+    this.core.logger.warn({ run_id: runId, status: entry.status }, 'the run had no keeper; starting one to take it over');
+    this.keep(runId, lock);
   }
 
   /**
-   * At start, then every FOLLOW_MS: adopt every run left active (or with live processes) whose
-   * supervisor is gone. Between scans only the runs root is stat'ed, unless another server
-   * supervises an active run (it may exit at any time) or a run was created since the last scan.
-   * Scans go through the run index: only new runs and those that may still change are read.
+   * At start, then every FOLLOW_MS: a keeper for every run left active (or with live processes)
+   * whose keeper is gone. Between looks only the runs root is stat'ed, unless some run is active
+   * (its keeper may die at any time). Looks go through the run index: only new runs and those that
+   * may still change are read.
    */
   private reconcile(): void {
     this.scanRegistry(true);
@@ -289,8 +289,8 @@ export class RunManager {
       try {
         this.scanRegistry(false);
       } catch (err) {
-        // A timer must not crash the server (RL_HOME unreadable for a moment, disk full): try again next tick.
-        this.core.logger.error({ err }, 'cannot scan the run registry');
+        // A timer must not crash the server (RL_HOME unreadable for a moment, disk full, a keeper that cannot start): try again next tick.
+        this.core.logger.error({ err }, 'cannot look at the run registry');
       }
     }, FOLLOW_MS);
     this.follow.unref();
@@ -299,14 +299,20 @@ export class RunManager {
   private scanRegistry(initial: boolean): void {
     if (this.closed) return;
     const mtime = statSync(this.store.root, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    if (!initial && !this.activeRunsSupervisedElsewhere && mtime === this.scannedRootMtime) return;
+    if (!initial && !this.anyActive && mtime === this.scannedRootMtime) return;
     this.scannedRootMtime = mtime;
-    let supervisedElsewhere = false;
     this.index.refresh();
+    let anyActive = false;
     for (const run of this.index.runs()) {
       const active = isActive(run.status);
-      if ((active || (initial && anyAlive(run))) && !this.adopt(run.run_id) && active) supervisedElsewhere = true;
+      anyActive ||= active;
+      try {
+        if (active || anyAlive(run)) this.ensureKept(run.run_id);
+      } catch (err) {
+        // One run whose keeper cannot start must not keep the others unkept: logged, tried again next look.
+        this.core.logger.error({ err, run_id: run.run_id }, 'cannot start a keeper');
+      }
     }
-    this.activeRunsSupervisedElsewhere = supervisedElsewhere;
+    this.anyActive = anyActive;
   }
 }

@@ -1,5 +1,6 @@
 /**
- * rl_resume_training: a run that ended `failed` or `stopped` started again, same run id and
+ * rl_resume_training, or a run's keeper on a transient cause (keeper/recovery.ts): a run that
+ * ended `failed` or `stopped` started again, same run id and
  * directory, from the last state its framework saved (framework.ts `resumePoint`: a cookbook run
  * from checkpoints.jsonl's last state, with its optimizer; an Atropos run never). The run's one
  * change of status out of an ended one, `failed`/`stopped` -> `starting`, happens only here:
@@ -36,8 +37,8 @@ export function resumeRefusal(record: Pick<RunRecord, 'run_id' | 'status'>): str
   return undefined;
 }
 
-/** The record of the run started again at `at` from `point`: start-up from its first stage, its processes fresh, how it had ended kept in `resumes`. */
-export function resumedRecord(record: RunRecord, point: ResumePoint, at: string): RunRecord {
+/** The record of the run started again at `at` from `point`: start-up from its first stage, its processes fresh, how it had ended (and the cause its keeper resumed it from) kept in `resumes`. */
+export function resumedRecord(record: RunRecord, point: ResumePoint, at: string, automatic?: { cause: string }): RunRecord {
   const { ended_at: _ended, error: _error, error_cause: _cause, error_process: _process, stop_requested_at: _stop, ...rest } = record;
   const order = runProcesses(record);
   const after = { status: record.status as 'failed' | 'stopped', ...(record.error !== undefined ? { error: record.error } : {}), ...(record.ended_at !== undefined ? { ended_at: record.ended_at } : {}) };
@@ -47,7 +48,7 @@ export function resumedRecord(record: RunRecord, point: ResumePoint, at: string)
     phase: `starting_${order[0]!}`,
     phase_started_at: at,
     processes: Object.fromEntries(order.map((name) => [name, emptyProcess(processOf(record, name).command, processOf(record, name).cwd)])),
-    resumes: [...(record.resumes ?? []), { at, from_step: point.from_step, state_path: point.state_path, after }],
+    resumes: [...(record.resumes ?? []), { at, from_step: point.from_step, state_path: point.state_path, after, ...(automatic ? { automatic } : {}) }],
   };
 }
 
@@ -61,6 +62,12 @@ export interface ResumeContext {
   supervise(record: RunRecord, lock: FileLock): void;
 }
 
+/** A resume by the run's keeper, which holds the run's lock already: the transient cause it resumes from. */
+export interface AutomaticResume {
+  lock: FileLock;
+  cause: string;
+}
+
 export interface ResumedRun {
   record: RunRecord;
   point: ResumePoint;
@@ -71,7 +78,7 @@ function refusal(message: string, runId: string): UserError {
 }
 
 /** Starts the ended run again; every refusal before anything is written. */
-export async function resumeRun(ctx: ResumeContext, runId: string): Promise<ResumedRun> {
+export async function resumeRun(ctx: ResumeContext, runId: string, automatic?: AutomaticResume): Promise<ResumedRun> {
   const entry = ctx.store.read(runId);
   if (entry === undefined) throw new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { run_id: runId });
   if (isDamaged(entry)) throw refusal(`Run '${runId}' has a damaged record (${entry.damaged}): it cannot be resumed.`, runId);
@@ -87,19 +94,19 @@ export async function resumeRun(ctx: ResumeContext, runId: string): Promise<Resu
   startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
   try {
     refuseAtLimit(activeOf(ctx.activeRuns(), placed), placed.limit(ctx.settings));
-    const lock = new FileLock(ctx.store.supervisorLockPath(runId));
-    if (!lock.tryAcquire()) throw refusal(`Run '${runId}' is being finished by another server (it holds the run's supervisor lock): try again in a moment.`, runId);
+    const lock = automatic?.lock ?? new FileLock(ctx.store.supervisorLockPath(runId));
+    if (!lock.tryAcquire()) throw refusal(`Run '${runId}' is being finished by its keeper (it holds the run's lock; it may be about to resume it by itself): try again in a moment.`, runId);
     let record: RunRecord | undefined;
     try {
       // Read again under both locks: another server may have resumed it meanwhile.
       record = ctx.store.update(runId, (r) => {
         const now = resumeRefusal(r);
         if (now !== undefined) throw refusal(now, runId);
-        Object.assign(r, resumedRecord(r, point, new Date().toISOString()));
+        Object.assign(r, resumedRecord(r, point, new Date().toISOString(), automatic && { cause: automatic.cause }));
         for (const key of ['ended_at', 'error', 'error_cause', 'error_process', 'stop_requested_at'] as const) delete r[key];
       });
     } catch (err) {
-      lock.release();
+      if (automatic === undefined) lock.release();
       throw err;
     }
     const stopRequest = join(ctx.store.dir(runId), RUN_FILES.stopRequest);

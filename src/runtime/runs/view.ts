@@ -52,8 +52,18 @@ export interface RunView {
   /** Last lines of the process that explains `error`, secrets redacted. */
   log_tail?: string;
   notes?: string[];
+  /** Each time the run was started again: when, from which step, how it had ended, and the transient cause when its keeper did it unattended. */
+  resumes?: ResumeView[];
   /** Spend so far and the rest, estimated (each figure says from what). */
   cost?: RunCost;
+}
+
+export interface ResumeView {
+  at: string;
+  from_step: number;
+  after: 'failed' | 'stopped';
+  automatic: boolean;
+  cause?: string;
 }
 
 export function processView(record: RunRecord, name: RunProcess): ProcessView {
@@ -114,6 +124,7 @@ export async function describeRun(record: RunRecord, redactor: SecretRedactor, p
     view.log_tail = redactor.redact(tail);
   }
   if (record.notes?.length) view.notes = record.notes;
+  if (record.resumes?.length) view.resumes = record.resumes.map((r) => ({ at: r.at, from_step: r.from_step, after: r.after.status, automatic: r.automatic !== undefined, ...(r.automatic ? { cause: redactor.redact(r.automatic.cause) } : {}) }));
   const cost = runCost(record);
   if (cost) view.cost = cost;
   return view;

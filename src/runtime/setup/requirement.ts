@@ -10,7 +10,7 @@ import type { TinkerFacts } from '../environments/tinkerReadiness.js';
 import type { WandbAccess } from '../wandb/reader.js';
 import type { InterpreterProbe } from './installation.js';
 import type { LiveModels } from '../tinker/models.js';
-import type { PlacementName } from '../runs/registry/record.js';
+import type { PlacementName } from '../../core/runWords.js';
 import type { SlurmProbe } from './slurmProbe.js';
 
 /** A requirement met (what was found), or not: `message` is the whole sentence with the fix. */

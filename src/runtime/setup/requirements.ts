@@ -14,7 +14,7 @@ import { probeInterpreter, reusableProbe } from './installation.js';
 import { PRICE_TABLE } from './costRequirements.js';
 import { RL_HOME_SHARED, SLURM_ACCOUNTING, SLURM_COMMANDS, SLURM_CONTROLLER, SLURM_PARTITION } from './slurmRequirements.js';
 import { probeSlurm } from './slurmProbe.js';
-import type { PlacementName } from '../runs/registry/record.js';
+import type { PlacementName } from '../../core/runWords.js';
 import type { DoctorContext, Outcome, Requirement, StartContext } from './requirement.js';
 import { type TinkerFacts } from '../environments/tinkerReadiness.js';
 import { BASE_MODEL } from './modelRequirements.js';

@@ -56,8 +56,8 @@ export class Runtime {
     this.wandb = new WandbReader(core);
     this.tinker = new TinkerApi(core);
     this.runs = new RunManager(core, new RunUsage(core, this.tinker, new RunStore(core.settings.home)));
-    // Training runs outlive the server (the next one adopts them) unless RL_STOP_RUNS_ON_EXIT=1;
-    // either way their state is on disk and their supervisor locks are released.
+    // Training runs outlive the server, kept by their keepers, unless RL_STOP_RUNS_ON_EXIT=1 (their
+    // keepers are then asked to stop them); either way their state is on disk.
     this.onClose(() => this.runs.close());
     this.readiness = new Readiness(core, { runShape: (selection) => this.runs.estimate(selection).estimate.shape, lockedValues: (environment) => this.selection.lockedValues(environment) });
     this.dashboard = new Dashboard({ runs: this.runs, wandb: this.wandb, redactor: this.redactor });

@@ -35,7 +35,7 @@ export interface CookbookEnd {
 function howItEnded(p: Pick<ProcessRecord, 'exit_code' | 'signal'>): string {
   if (p.exit_code !== null) return `exit code ${p.exit_code}`;
   if (p.signal !== null) return `killed by ${p.signal}`;
-  return 'exit code unknown: it ended while no server supervised it';
+  return 'exit code unknown: it ended while the run had no keeper';
 }
 
 /**

@@ -6,7 +6,7 @@
 import { UserError } from '../../../core/errors.js';
 import type { Placement } from './placement.js';
 import { detachedLauncher, stopGroup, watchAdopted } from '../supervision/processes.js';
-import { isSameProcess } from '../supervision/processTable.js';
+import { isSameProcess } from '../../../core/os/processTable.js';
 
 export const LOCAL: Placement = {
   name: 'local',

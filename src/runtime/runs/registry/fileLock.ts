@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { isSameProcess, processStartTime } from '../supervision/processTable.js';
+import { isSameProcess, processStartTime } from '../../../core/os/processTable.js';
 
 export interface LockHolder {
   pid: number;
@@ -40,9 +40,11 @@ function unlinkQuietly(path: string): void {
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 export class FileLock {
-  readonly token = randomBytes(8).toString('hex');
-
-  constructor(readonly path: string) {}
+  /** A lock handed over to this process (a run's keeper) names its token; a new lock draws one. */
+  constructor(
+    readonly path: string,
+    readonly token = randomBytes(8).toString('hex'),
+  ) {}
 
   /** True while the lock file names this lock object. */
   isHeld(): boolean {
@@ -91,6 +93,29 @@ export class FileLock {
 
   release(): void {
     if (this.isHeld()) unlinkQuietly(this.path);
+  }
+
+  /**
+   * Names another live process as the holder (a run's keeper, just spawned), by `token`, in one
+   * rename so the lock is never free meanwhile. False when this lock was not held.
+   */
+  handTo(pid: number, startTime: string | null, token: string): boolean {
+    if (!this.isHeld()) return false;
+    const holder: LockHolder = { pid, start_time: startTime, token, since: new Date().toISOString() };
+    const temp = `${this.path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    try {
+      writeFileSync(temp, JSON.stringify(holder));
+      renameSync(temp, this.path);
+    } finally {
+      unlinkQuietly(temp);
+    }
+    return true;
+  }
+
+  /** The live process holding the lock, if any. */
+  holder(): number | undefined {
+    const current = readHolder(this.path);
+    return current && isSameProcess(current.pid, current.start_time) ? current.pid : undefined;
   }
 
   /**

@@ -9,36 +9,13 @@ import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
 import type { CostPlan, LoggedTokens } from '../../cost/spend.js';
 import type { BatchTokens } from '../atropos/batchTokens.js';
 import type { RunTinkerUsage } from '../../tinker/usage.js';
+import { FRAMEWORKS, type FrameworkName, isActive, isEnded, PLACEMENTS, type PlacementName, type ProcessState, type RunPhase, type RunStatus } from '../../../core/runWords.js';
 
-/** Every status a run can be reported in; `unknown` = its run.json is damaged or missing. */
-export const RUN_STATUSES = ['starting', 'running', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const ACTIVE_STATUSES: readonly RunStatus[] = ['starting', 'running', 'stopping'];
-export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'stopped'];
-export const isActive = (status: RunStatus): boolean => ACTIVE_STATUSES.includes(status);
-export const isEnded = (status: RunStatus): boolean => ENDED_STATUSES.includes(status);
+// The runs code reads the words of a run where it reads the record.
+export * from '../../../core/runWords.js';
 
-/**
- * The training frameworks a run can belong to, and the processes each one's runs have, in
- * start-up order: an Atropos run is the Atropos API, the trainer and the environment; a
- * tinker-cookbook run is its one training process (called the trainer).
- */
-export const FRAMEWORKS = ['atropos', 'cookbook'] as const;
-export type FrameworkName = (typeof FRAMEWORKS)[number];
+/** The processes each framework's runs have, in start-up order (a tinker-cookbook run's one recipe process is called the trainer). */
 export const FRAMEWORK_PROCESSES: Record<FrameworkName, readonly RunProcess[]> = { atropos: RUN_PROCESSES, cookbook: ['trainer'] };
-
-/** Where a run's processes live: detached children of this host, or steps of a Slurm job. */
-export const PLACEMENTS = ['local', 'slurm'] as const;
-export type PlacementName = (typeof PLACEMENTS)[number];
-
-/**
- * Where a run is within its status: `queued` while its placement waits for resources (a Slurm job
- * pending), which start-up stage; once running, `waiting_for_data` until data first reaches the
- * Atropos API, then `training`; stopping; done.
- */
-export type RunPhase = 'queued' | 'starting_api' | 'starting_trainer' | 'starting_env' | 'waiting_for_data' | 'training' | 'stopping' | 'done';
-
-export type ProcessState = 'not_started' | 'running' | 'exited';
 
 /** A process its placement ended before it ended by itself (a Slurm job ended by its time limit, a cancel, a node failure), and what the run became. */
 export interface PlacementEnd {
@@ -138,7 +115,7 @@ export interface RunRecord {
   tinker?: RunTinkerUsage;
   /** Status rate limit: when the last full rl_check_status answer was given. */
   last_full_check_at?: string;
-  /** Each time the ended run was started again (rl_resume_training): when, from which step and saved state, and how it had ended. */
+  /** Each time the ended run was started again (rl_resume_training, or its keeper on a transient cause): when, from which step and saved state, and how it had ended. */
   resumes?: RunResume[];
 }
 
@@ -148,6 +125,8 @@ export interface RunResume {
   state_path: string;
   /** The status and error the run had ended with. */
   after: { status: 'failed' | 'stopped'; error?: string; ended_at?: string };
+  /** Set when its keeper resumed it unattended (RL_AUTO_RESUME): the transient cause it was resumed from. */
+  automatic?: { cause: string };
 }
 
 /**

@@ -81,6 +81,9 @@ export function recordedProcesses(record: RunRecord): RecordedProcess[] {
   });
 }
 
+/** Whether a process the record calls running still lives, as its placement tells. */
+export const anyAlive = (run: { placement?: PlacementName; running: RecordedProcess[] }): boolean => run.running.some((p) => processIdentity(run.placement ?? 'local').isAlive(p));
+
 const mayChange = (run: IndexedRun): boolean => !isEnded(run.status) || run.running.length > 0;
 
 /** What is persisted of a slot. An active run's stat is left out: it is read again after a restart anyway. */
@@ -135,6 +138,16 @@ export class RunIndex {
     this.load();
     this.readFolder();
     for (const [id, slot] of this.slots) if (mayChange(slot.run)) this.check(id);
+  }
+
+  /** The active runs, newest first: found through the index (no parse of ended runs), then read fresh. */
+  active(): RunRecord[] {
+    this.refresh();
+    return this.runs().flatMap((run) => {
+      if (!isActive(run.status)) return [];
+      const entry = this.store.read(run.run_id);
+      return entry !== undefined && !isDamaged(entry) && isActive(entry.status) ? [entry] : [];
+    });
   }
 
   /** Every run, newest first, as of the last refresh. */

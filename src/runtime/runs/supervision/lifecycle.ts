@@ -1,23 +1,23 @@
 /**
  * The life of a run's supervisor (docs/architecture.md, "The life of a run"): one state, changed
  * only along the table below. Events arrive late and in any order (an exit seen after a stop
- * began, a verdict reached after the server let go); each verb checks what the table allows
+ * began, a verdict reached after the keeper let go); each verb checks what the table allows
  * before acting, and a change the table forbids is a bug, so it throws.
  *
  *   created     nothing begun yet
  *   starting    start-up stages under way (API -> trainer -> environment)
  *   watching    the run trains; exits and the outcome rules are watched
- *   concluding  an outcome is decided (or was, before an earlier server went): what is left is stopped
+ *   concluding  an outcome is decided (or was, before an earlier keeper died): what is left is stopped
  *   stopping    a stop was asked for (user, another server, or server exit): everything is stopped
  *   ended       the run is over, its processes are gone, the supervisor let go
- *   detached    the supervisor let go of a run that goes on (server exit, lock lost): the next server takes it
+ *   detached    the supervisor let go of a run that goes on (its keeper told to go, lock lost): a new keeper takes it
  */
 export const LIFE_STATES = ['created', 'starting', 'watching', 'concluding', 'stopping', 'ended', 'detached'] as const;
 export type LifeState = (typeof LIFE_STATES)[number];
 
 /** The states each state may change to. */
 export const TRANSITIONS: Readonly<Record<LifeState, readonly LifeState[]>> = {
-  // An adopted run carries on from where its record says it was.
+  // A run taken over from a keeper that died carries on from where its record says it was.
   created: ['starting', 'watching', 'concluding', 'stopping', 'detached'],
   starting: ['watching', 'concluding', 'stopping', 'detached'],
   watching: ['concluding', 'stopping', 'detached'],

@@ -1,12 +1,12 @@
 /**
  * Starting and stopping the run's processes. Each child leads its own process group (detached)
  * with stdout and stderr going straight into its log file, so it keeps running and logging
- * when the server exits; stopping signals the whole group, so grandchildren go too.
+ * when its keeper dies; stopping signals the whole group, so grandchildren go too.
  */
 import { closeSync, openSync } from 'node:fs';
 import { loadExeca, type Execa } from '../../../core/onDemand.js';
 import type { ExitInfo, StopResult } from '../placement/placement.js';
-import { isSameProcess, liveGroup, processStartTime, signalGroup } from './processTable.js';
+import { isSameProcess, liveGroup, processStartTime, signalGroup } from '../../../core/os/processTable.js';
 
 
 export interface Launched {
@@ -27,7 +27,7 @@ export async function detachedLauncher(): Promise<LaunchDetached> {
 
 function launchDetached(execa: Execa['execa'], command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }): Launched {
   // A descriptor number goes straight to spawn: the child writes the file itself and keeps
-  // logging after the server exits (execa's types list only the numbers 1-9).
+  // logging if the keeper dies (execa's types list only the numbers 1-9).
   const fd = openSync(opts.logPath, 'a') as 3;
   try {
     const child = execa(command[0]!, command.slice(1), {
@@ -55,7 +55,7 @@ function launchDetached(execa: Execa['execa'], command: readonly string[], opts:
 }
 
 /**
- * Resolves when a process that is not our child (adopted from an earlier server) is gone. Its
+ * Resolves when a process that is not our child (adopted from a keeper that died) is gone. Its
  * exit code cannot be known; polling is the only signal. `stop()` ends the polling.
  */
 export function watchAdopted(pid: number, startTime: string | null, intervalMs: number): { exited: Promise<ExitInfo>; stop(): void } {

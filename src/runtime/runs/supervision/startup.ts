@@ -112,7 +112,7 @@ export class StartUp {
   /** Starts one process and records it at once; the reason when it could not be started. */
   private async spawn(stage: RunProcess, launch: Launch): Promise<string | undefined> {
     const env = this.ctx.childEnvs[stage] ?? {};
-    if (stage === 'trainer' && !env.TINKER_API_KEY) return 'TINKER_API_KEY is not set in the environment of the server supervising this run';
+    if (stage === 'trainer' && !env.TINKER_API_KEY) return 'TINKER_API_KEY is not set in the environment of the server that started this run';
     const p = processOf(this.run.record, stage);
     const launched = launch({ process: stage, command: p.command, cwd: p.cwd ?? this.ctx.settings.root, env, logPath: logOf(this.run.record, stage) });
     if (launched.identity === undefined) return (await launched.exited).spawn_error ?? 'unknown error';

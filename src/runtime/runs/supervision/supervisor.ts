@@ -1,26 +1,25 @@
 /**
- * The supervisor of one run, living in the one server process that holds the run's lock. Its life
- * is one state (lifecycle.ts) and each way a run can end has its own verb:
+ * The supervisor of one run, living in the run's keeper (keeper/keeper.ts), the one process that
+ * holds the run's lock. Its life is one state (lifecycle.ts) and each way a run can end has its
+ * own verb:
  *
- *   begin / adopt   a new run starts up; a run from the registry carries on where it was
+ *   begin / adopt   a new run starts up; a run whose keeper died carries on where it was
  *   conclude        an outcome is decided (outcome.ts): it is recorded, what is left is stopped
- *   stop            a user (or another server) asks: env -> trainer -> API, then `stopped`
- *   stopForExit     the server exits with RL_STOP_RUNS_ON_EXIT=1: the same, quickly
- *   detach          the server exits otherwise: the run goes on, the next server adopts it
+ *   stop            a server asks (stop.request): env -> trainer -> API, then `stopped`
+ *   stopForExit     a server exiting with RL_STOP_RUNS_ON_EXIT=1 asks: the same, quickly
+ *   detach          the keeper is told to go (SIGTERM): the run goes on, the next server keeps it
  *
  * Each ending lets go of the run (timers, watchers, the lock) as `ended` or `detached`; a lost
- * lock detaches too (another server judged ours stale and supervises now).
+ * lock detaches too (another keeper holds it now).
  *
  * While the run trains it watches the exit events of its own children, a short poll for
- * processes adopted from an earlier server, and the outcome rules (docs/architecture.md, "The
+ * processes adopted from a keeper that died, and the outcome rules (docs/architecture.md, "The
  * life of a run").
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Logger } from '../../../core/logger.js';
 import { tailLines } from '../../../core/files/logTail.js';
 import type { SecretRedactor } from '../../../core/redact.js';
-import { RUN_FILES, type RunProcess } from '../../../core/files/home.js';
+import type { RunProcess } from '../../../core/files/home.js';
 import type { Settings } from '../../../core/settings.js';
 import type { FileLock } from '../registry/fileLock.js';
 import type { RunFramework, Verdict } from '../framework.js';
@@ -30,18 +29,17 @@ import type { ExitInfo, Placement } from '../placement/placement.js';
 import { logOf, processOf, runProcesses, type RunObservations, type RunRecord } from '../registry/record.js';
 import { recordEnded, recordOutcome, recordStopping } from './ending.js';
 import { judgeRun } from './judging.js';
+import { stopRequested } from './requests.js';
 import { StartUp } from './startup.js';
 import { stopProcesses } from './stopping.js';
 import type { RunStore } from '../registry/store.js';
 import { now, TrackedRun } from './trackedRun.js';
 import { type UsageSource, Watchdog } from '../watching/watchdog.js';
 
-/** Adopted processes, lock ownership and stop requests from other servers are checked this often. */
+/** Adopted processes, lock ownership and stop requests are checked this often. */
 export const TICK_MS = 1_000;
-/** Shutdown with RL_STOP_RUNS_ON_EXIT: the server must be gone within about 2 s. */
+/** A server exiting with RL_STOP_RUNS_ON_EXIT waits about 2 s for its runs: they share this grace. */
 const EXIT_GRACE_MS = 1_000;
-/** At shutdown, a stop already under way gets this long to finish; the next server finishes it otherwise. */
-const CLOSE_WAIT_MS = 1_200;
 const LOG_TAIL_LINES = 20;
 /** How far up the failed process's log the first meaningful cause is looked for. */
 const CAUSE_SEARCH_LINES = 400;
@@ -52,15 +50,13 @@ export interface SupervisorContext {
   /** Errors quote log lines, which may quote a key: run.json and every answer get them redacted. */
   redactor: SecretRedactor;
   store: RunStore;
-  /** The run's supervisor lock, held by this server. */
+  /** The run's lock, held by this keeper. */
   lock: FileLock;
   /** What the run's framework and placement do their own way (framework.ts, placement/placement.ts). */
   framework: RunFramework;
   placement: Placement;
   /** The environment of each child (allow-listed; keys only where needed). */
   childEnvs: Partial<Record<RunProcess, Record<string, string>>>;
-  /** Called once the supervisor has let go of the run and released its lock (`ended` or `detached`). */
-  onReleased(runId: string): void;
   /** What the other active runs (any server's) spent so far, by their estimates (or billed, when more). */
   othersSpentUsd(runId: string): number;
   /** Tinker's word on the run's usage, asked by the watchdog while the run trains. */
@@ -71,8 +67,6 @@ export class RunSupervisor {
   private readonly life: Lifecycle;
   private readonly run: TrackedRun;
   private readonly startUp: StartUp;
-  /** Work running in the background (start-up, verdicts, stops), so shutdown can wait for it. */
-  private readonly tasks = new Set<Promise<void>>();
   private readonly waker = new Waker();
   private readonly tick: NodeJS.Timeout;
   private watchdog?: Watchdog;
@@ -88,12 +82,27 @@ export class RunSupervisor {
       this.waker.notify();
     });
     this.startUp = new StartUp(ctx, this.run, this.waker, () => this.life.state === 'starting');
-    this.tick = setInterval(() => this.onTick(), TICK_MS);
+    this.tick = setInterval(() => this.look(), TICK_MS);
     this.tick.unref();
   }
 
   get runId(): string {
     return this.run.runId;
+  }
+
+  /** Resolves once the supervisor has let go of the run (`ended` or `detached`); the lock stays the keeper's to release. */
+  get done(): Promise<void> {
+    return this.life.done;
+  }
+
+  /** It let go of a run that goes on (told to go, or its lock lost), rather than one that ended. */
+  get detached(): boolean {
+    return this.life.state === 'detached';
+  }
+
+  /** The record as last written. */
+  get record(): RunRecord {
+    return this.run.record;
   }
 
   /** Start-up: of a new run (nothing spawned yet), or of an adopted one at the stage it reached. */
@@ -103,8 +112,8 @@ export class RunSupervisor {
   }
 
   /**
-   * A run found in the registry (a server restarted, or the supervising server went away):
-   * attach to its live processes, note the dead ones, and carry on from where it was.
+   * A run whose keeper died (or a new one, which has no process yet): attach to its live
+   * processes, note the dead ones, and carry on from where it was.
    */
   adopt(): void {
     const record = this.run.record;
@@ -115,8 +124,11 @@ export class RunSupervisor {
       else this.run.markExited(name, { exit_code: null, signal: null }, this.life.ongoing);
     }
     const { status } = this.run.record;
-    this.ctx.logger.info({ run_id: this.runId, status }, 'adopted run');
-    if (status === 'stopping' || this.stopRequested()) {
+    this.ctx.logger.info({ run_id: this.runId, status }, 'keeping run');
+    const asked = stopRequested(this.ctx.store.dir(this.runId));
+    if (asked === 'server_exit') {
+      this.stopForExit();
+    } else if (status === 'stopping' || asked !== undefined) {
       void this.stop();
     } else if (status === 'starting') {
       this.begin();
@@ -137,32 +149,22 @@ export class RunSupervisor {
     return this.life.state === 'stopping' ? this.life.done : Promise.resolve();
   }
 
-  /** Server shutdown with RL_STOP_RUNS_ON_EXIT=1: stop the run quickly. */
-  async stopForExit(): Promise<void> {
+  /** A server exiting with RL_STOP_RUNS_ON_EXIT=1 asked: stop the run quickly, all processes at once. */
+  stopForExit(): void {
     if (this.life.can('stopping')) this.beginStopping(Math.min(EXIT_GRACE_MS, this.ctx.settings.stopGraceSeconds * 1000), true);
-    await this.awaitEndingUnderWay();
   }
 
-  /** Server shutdown otherwise: the processes run on, and the next server adopts them (start-up resumes there too). */
-  async detach(): Promise<void> {
+  /**
+   * The keeper is told to go: the processes run on, and the next server starts a keeper that
+   * takes them over (start-up resumes there too). An ending under way is finished first.
+   */
+  detach(): void {
     if (this.life.ongoing) this.letGo('detached');
-    else await this.awaitEndingUnderWay();
   }
 
-  /** A stop or a conclusion under way gets a moment to finish; the next server finishes it otherwise. */
-  private async awaitEndingUnderWay(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(this.tasks), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
-    clearTimeout(timer);
-    if (!this.life.over) this.letGo('detached');
-  }
-
-  /** Runs `work` in the background: tracked for shutdown, failures logged (never an unhandled rejection). */
+  /** Runs `work` in the background, failures logged (never an unhandled rejection). */
   private background(work: () => Promise<void>): Promise<void> {
-    const task = work().catch((err: unknown) => this.ctx.logger.error({ err, run_id: this.runId }, 'supervisor task failed'));
-    this.tasks.add(task);
-    void task.finally(() => this.tasks.delete(task));
-    return task;
+    return work().catch((err: unknown) => this.ctx.logger.error({ err, run_id: this.runId }, 'supervisor task failed'));
   }
 
   // ---- starting and watching -----------------------------------------------------------------
@@ -221,7 +223,7 @@ export class RunSupervisor {
 
   /** Records the outcome, then stops whatever is still running. */
   private async conclude(verdict: Verdict): Promise<void> {
-    // A verdict reached after a stop began, or after the server let go, is no longer ours to record.
+    // A verdict reached after a stop began, or after the keeper let go, is no longer ours to record.
     if (!this.life.can('concluding')) return;
     this.life.change('concluding');
     await this.watchdog?.flush();
@@ -283,30 +285,28 @@ export class RunSupervisor {
     if (this.life.state === 'stopping') this.letGo('ended');
   }
 
-  /** Lets go of the run: timers, watchers and the lock. The processes are not touched. */
+  /** Lets go of the run: timers and watchers. The processes are not touched; the lock is the keeper's (it may resume the run). */
   private letGo(to: 'ended' | 'detached'): void {
     this.life.change(to);
     clearInterval(this.tick);
     this.watchdog?.close();
     this.run.stopWatching();
-    this.ctx.lock.release();
-    this.ctx.onReleased(this.runId);
   }
 
   // ---- coordination --------------------------------------------------------------------------
 
-  private stopRequested(): boolean {
-    return existsSync(join(this.ctx.store.dir(this.runId), RUN_FILES.stopRequest));
-  }
-
-  private onTick(): void {
+  /** Every tick, and whenever the run's directory changes: the lock still ours, a stop asked for. */
+  look(): void {
     if (this.life.over) return;
     if (!this.ctx.lock.isHeld()) {
-      // Another server took the run over (it judged our lock stale): it supervises now.
-      this.ctx.logger.warn({ run_id: this.runId }, 'lost the supervisor lock; no longer supervising this run');
+      // Another keeper holds the run now (ours was judged stale): it keeps the run.
+      this.ctx.logger.warn({ run_id: this.runId }, 'lost the run lock; no longer keeping this run');
       this.letGo('detached');
       return;
     }
-    if (this.life.can('stopping') && this.stopRequested()) void this.stop();
+    if (!this.life.can('stopping')) return;
+    const asked = stopRequested(this.ctx.store.dir(this.runId));
+    if (asked === 'server_exit') this.stopForExit();
+    else if (asked === 'user') void this.stop();
   }
 }

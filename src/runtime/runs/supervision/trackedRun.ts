@@ -1,7 +1,7 @@
 /**
  * What a supervisor knows of its run: the record, written to run.json before anything acts on it
- * (a server that dies at any point leaves a registry the next one can carry on from), and the
- * exit of each process it watches: its own children, and processes adopted from an earlier server.
+ * (a keeper that dies at any point leaves a registry the next one can carry on from), and the
+ * exit of each process it watches: its own children, and processes adopted from a keeper that died.
  */
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
@@ -39,12 +39,12 @@ export class TrackedRun {
     this.current = this.store.update(this.runId, mutate);
   }
 
-  /** Watches a child this server started: its exit event carries the exit code. */
+  /** Watches a child this keeper started: its exit event carries the exit code. */
   watchChild(name: RunProcess, exited: Promise<ExitInfo>): void {
     this.follow(name, exited);
   }
 
-  /** Watches a process an earlier server started, polled every `pollMs`: its exit code cannot be known. */
+  /** Watches a process a keeper that died started, polled every `pollMs`: its exit code cannot be known. */
   watchAdopted(name: RunProcess, pollMs: number): void {
     const watcher = this.placement.watchAdopted(processOf(this.current, name), pollMs);
     this.adopted.set(name, watcher);

@@ -6,11 +6,11 @@
  * sorts first) pushes nothing already shown onto the next page and makes nothing skipped, which an
  * offset would. A run whose status changes between pages may enter or leave a status filter.
  */
-import { UserError } from '../../../core/errors.js';
-import { type Health, mainReasonOnly } from '../watching/health.js';
-import { type FrameworkName, isActive, isEnded, RUN_STATUSES, type RunStatus } from './record.js';
-import { compareRuns, type IndexedRun, type RunIndex } from './runIndex.js';
-import type { ListedCost } from '../runCost.js';
+import { UserError } from '../../core/errors.js';
+import { type Health, mainReasonOnly } from './watching/health.js';
+import { type FrameworkName, isActive, isEnded, type PlacementName, RUN_STATUSES, type RunStatus } from './registry/record.js';
+import { compareRuns, type IndexedRun, type RunIndex } from './registry/runIndex.js';
+import type { ListedCost } from './runCost.js';
 
 export const STATUS_FILTERS = [...RUN_STATUSES, 'active', 'ended'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
@@ -37,6 +37,8 @@ export interface ListedRun {
   environment: string | null;
   /** Absent for a damaged record. */
   framework?: FrameworkName;
+  /** Where its processes run; absent for a damaged record. */
+  placement?: PlacementName;
   status: RunStatus;
   wandb_run_name: string | null;
   started_at: string | null;
@@ -101,7 +103,7 @@ function listed(index: RunIndex, run: IndexedRun, nowMs: number): ListedRun {
   const { run_id, environment, status, wandb_run_name, started_at, ended_at } = run;
   if (run.damaged !== undefined) return { run_id, environment: null, status, wandb_run_name: null, started_at, ended_at: null, error: run.damaged };
   const health = index.healthOf(run_id, nowMs);
-  return { run_id, environment, framework: run.framework ?? 'atropos', status, wandb_run_name, started_at, ended_at, ...(health ? { health: mainReasonOnly(health) } : {}), ...(run.cost ? { cost: run.cost } : {}) };
+  return { run_id, environment, framework: run.framework ?? 'atropos', placement: run.placement ?? 'local', status, wandb_run_name, started_at, ended_at, ...(health ? { health: mainReasonOnly(health) } : {}), ...(run.cost ? { cost: run.cost } : {}) };
 }
 
 /** One page of runs matching the query, newest first; `total` counts every matching run. */

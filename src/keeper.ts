@@ -1,0 +1,50 @@
+/**
+ * Entry point of a run's keeper: `node dist/keeper.js <run dir>` keeps that run; servers start it
+ * as `node dist/keeper.js --wait-for-run` and tell it its run and the token of the lock they
+ * handed it on stdin (src/runtime/runs/keeper/spawn.ts), with the server's environment, so it reads
+ * the same settings. It keeps the run until it has ended (src/runtime/runs/keeper/keeper.ts), then
+ * exits; no MCP here. What it prints itself (a crash) goes to the run's keeper.log.
+ */
+import { appendFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { RUN_FILES } from './core/files/home.js';
+import { loadExeca } from './core/onDemand.js';
+import { loadSettings } from './runtime/config/settings.js';
+import { WAIT_FOR_RUN } from './runtime/runs/keeper/spawn.js';
+import { keepRun } from './runtime/runs/keeper/keeper.js';
+
+/** The run to keep: from argv, or from the first line on stdin (none when stdin closes first: the server went). */
+async function runToKeep(args: string[]): Promise<{ runDir: string; token?: string } | undefined> {
+  if (args.length !== 1) {
+    process.stderr.write('usage: keeper.js <run directory>\n');
+    process.exit(2);
+  }
+  if (args[0] !== WAIT_FOR_RUN) return { runDir: args[0]! };
+  // Loaded while it waits: launching the run's first process would wait for it otherwise.
+  void loadExeca();
+  for await (const line of createInterface({ input: process.stdin })) {
+    process.stdin.destroy();
+    return JSON.parse(line) as { runDir: string; token: string };
+  }
+  return undefined;
+}
+
+const run = await runToKeep(process.argv.slice(2));
+if (run === undefined) process.exit(0);
+try {
+  // Read where the server started it (relative paths are the server's), then it lives in its
+  // run's directory: its cwd names the run it keeps, for a look at the process table.
+  const settings = loadSettings();
+  process.chdir(run.runDir);
+  await keepRun(settings, run.runDir, run.token);
+  process.exit(0);
+} catch (err) {
+  const message = `${new Date().toISOString()} keeper of ${run.runDir} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`;
+  try {
+    appendFileSync(join(run.runDir, RUN_FILES.keeperLog), message);
+  } catch {
+    process.stderr.write(message);
+  }
+  process.exit(1);
+}

@@ -1,0 +1,167 @@
+/**
+ * A run's keeper: one small detached process per run (src/keeper.ts, `node dist/keeper.js`),
+ * the run's processes' parent from their start to their end, as podman's conmon is a container's.
+ * It holds the run's lock for the run's life and runs the run's supervisor (supervision/supervisor.ts):
+ * start-up in the framework's order, readiness, health, stalls, budgets, billed usage, the outcome
+ * rules, stops asked for through stop.request (supervision/requests.ts), the final record; a run
+ * that failed for a transient cause it resumes (recovery.ts, RL_AUTO_RESUME); then it exits.
+ * Servers only create runs, spawn keepers (spawn.ts), read the records and write requests, so a
+ * run is guarded with no server alive. A keeper started for a run whose keeper died takes the
+ * live processes over (the supervisor's `adopt`): their exit codes are then unknown.
+ */
+import { watch } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { createLogger, type Logger } from '../../../core/logger.js';
+import { runIndexPath } from '../../../core/files/home.js';
+import { SecretRedactor } from '../../../core/redact.js';
+import type { CoreServices } from '../../../core/services.js';
+import { secretValues, type Settings } from '../../../core/settings.js';
+import { TinkerApi } from '../../tinker/helper.js';
+import { frameworkOf } from '../frameworks.js';
+import { placementOf } from '../placements.js';
+import { FileLock } from '../registry/fileLock.js';
+import { isActive, isDamaged, type RunRecord } from '../registry/record.js';
+import { anyAlive, recordedProcesses, RunIndex } from '../registry/runIndex.js';
+import { RunStore } from '../registry/store.js';
+import { resumeRun } from '../resume.js';
+import { spentByOthers } from '../runCost.js';
+import { RunSupervisor } from '../supervision/supervisor.js';
+import { RunUsage } from '../usage.js';
+import { recovery } from './recovery.js';
+
+/** A keeper spawned by a server finds the lock naming it within this long (the server renames it right after the spawn). */
+const HAND_OVER_WAIT_MS = 2_000;
+
+/** Takes the run's lock: the one a server handed over (`token`), or a free or stale one. False when another keeper holds it. */
+async function takeLock(lock: FileLock, handedOver: boolean): Promise<boolean> {
+  const deadline = Date.now() + (handedOver ? HAND_OVER_WAIT_MS : 0);
+  for (;;) {
+    if (lock.isHeld() || lock.tryAcquire()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Whether the run needs keeping: active, or ended with processes left to stop. */
+const needsKeeping = (record: RunRecord): boolean => isActive(record.status) || anyAlive({ placement: record.placement, running: recordedProcesses(record) });
+
+interface Keeping {
+  core: CoreServices & { logger: Logger };
+  store: RunStore;
+  lock: FileLock;
+  index: RunIndex;
+  usage: RunUsage;
+  /** Aborted when the keeper is told to go. */
+  leaving: AbortController;
+}
+
+function supervisorOf(k: Keeping, record: RunRecord): RunSupervisor {
+  const { settings, logger, redactor } = k.core;
+  const framework = frameworkOf(record);
+  return new RunSupervisor(
+    {
+      settings,
+      logger,
+      redactor,
+      store: k.store,
+      lock: k.lock,
+      framework,
+      placement: placementOf(record, settings),
+      childEnvs: framework.childEnvironments(settings, record),
+      othersSpentUsd: (id) => spentByOthers(k.index.active(), id),
+      usage: k.usage,
+    },
+    record,
+  );
+}
+
+/**
+ * Once the run ended: resumed from its last saved state when it failed for a transient cause, its
+ * framework can resume and attempts are left (after a growing wait, noted in the record); the
+ * resumed record, or undefined when the run stays ended.
+ */
+async function recover(k: Keeping, ended: RunRecord): Promise<RunRecord | undefined> {
+  const { settings, logger } = k.core;
+  const decision = recovery(ended, settings.autoResume);
+  if (!decision.resume) return undefined;
+  try {
+    await frameworkOf(ended).resumePoint(ended);
+  } catch {
+    // An Atropos run, or a cookbook run with no saved state: there is nothing to resume from.
+    return undefined;
+  }
+  const at = new Date(Date.now() + decision.waitMs).toISOString();
+  const note = `Resuming automatically at ${at} (attempt ${decision.attempt} of RL_AUTO_RESUME=${settings.autoResume}): ${decision.cause}.`;
+  k.store.update(ended.run_id, (r) => void (r.notes ??= []).push(note));
+  logger.warn({ run_id: ended.run_id, attempt: decision.attempt, cause: decision.cause }, 'resuming the run automatically');
+  await new Promise<void>((done) => {
+    const timer = setTimeout(done, decision.waitMs);
+    k.leaving.signal.addEventListener('abort', () => (clearTimeout(timer), done()), { once: true });
+  });
+  if (k.leaving.signal.aborted) return undefined;
+  try {
+    const context = { settings, logger, store: k.store, activeRuns: () => k.index.active(), supervise: () => undefined };
+    return (await resumeRun(context, ended.run_id, { lock: k.lock, cause: decision.cause })).record;
+  } catch (err) {
+    // Refused meanwhile (a user resumed or the host is at its limit): the run stays as it ended, and says why.
+    const why = `Not resumed automatically: ${(err as Error).message}`;
+    k.store.update(ended.run_id, (r) => void (r.notes ??= []).push(why));
+    logger.warn({ run_id: ended.run_id, err: String(err) }, 'automatic resume refused');
+    return undefined;
+  }
+}
+
+/**
+ * Keeps the run in `runDir` until it has ended and its processes are gone (resumed on a transient
+ * cause meanwhile), or the keeper is told to go (SIGTERM, SIGINT: the processes run on and the
+ * next server keeps them). `token` names the lock a server handed over.
+ */
+export async function keepRun(settings: Settings, runDir: string, token?: string): Promise<void> {
+  const redactor = new SecretRedactor(secretValues(settings));
+  // Its lines go to server.log beside the servers'; a crash to the run's keeper.log (src/keeper.ts).
+  const logger = createLogger({ level: settings.logLevel, home: settings.home, redactor, stderr: false });
+  const core = { settings, logger, redactor };
+  const store = new RunStore(settings.home);
+  const runId = basename(runDir);
+  if (store.dir(runId) !== resolve(runDir)) throw new Error(`${runDir} is not a run directory of RL_HOME ${settings.home}`);
+  const lock = new FileLock(store.supervisorLockPath(runId), token);
+  if (!(await takeLock(lock, token !== undefined))) {
+    logger.info({ run_id: runId }, 'the run has a keeper already');
+    return;
+  }
+  let record = store.read(runId);
+  if (record === undefined || isDamaged(record) || !needsKeeping(record)) {
+    lock.release();
+    return;
+  }
+  const index = new RunIndex(store, runIndexPath(settings.home), { stallSeconds: settings.stall.seconds }, logger);
+  const k: Keeping = { core, store, lock, index, usage: new RunUsage(core, new TinkerApi(core), store), leaving: new AbortController() };
+  let supervisor: RunSupervisor | undefined;
+  // A request written by a server is seen at once; the supervisor's tick looks every second anyway.
+  const requests = watch(runDir, { persistent: false }, () => supervisor?.look());
+  requests.on('error', () => requests.close());
+  const leave = (): void => {
+    k.leaving.abort();
+    supervisor?.detach();
+  };
+  process.on('SIGTERM', leave).on('SIGINT', leave);
+  // The supervisor's timers do not hold a process open (a server has other work); the keeper lives
+  // for the run, taken-over processes that are not its children included, so it holds itself open.
+  const open = setInterval(() => undefined, 60_000);
+  logger.info({ run_id: runId, pid: process.pid }, 'keeper started');
+  try {
+    while (record !== undefined) {
+      supervisor = supervisorOf(k, record);
+      supervisor.adopt();
+      await supervisor.done;
+      if (supervisor.detached) return;
+      record = await recover(k, supervisor.record);
+    }
+    logger.info({ run_id: runId, status: supervisor?.record.status }, 'keeper exits');
+  } finally {
+    clearInterval(open);
+    requests.close();
+    // A keeper that lost the lock leaves it to the one that holds it now.
+    lock.release();
+  }
+}

@@ -1,5 +1,5 @@
 /** The last readiness verdict as rl_get_current_config and rl_start_training show it (rl_check_environment makes them). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const readinessSchema = z
   .object({

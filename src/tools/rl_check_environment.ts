@@ -1,5 +1,5 @@
 /** rl_check_environment: one readiness verdict (go / no_go / check) for an environment and config, before any run is paid for. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonValue } from '../core/json.js';
 import { TEST_ID_PATTERN } from '../core/files/home.js';
 import { defineTool } from './define.js';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { INFERENCE_TEST_RESULT, inferenceTestDir, readinessRoot } from '../../core/files/home.js';
 import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';

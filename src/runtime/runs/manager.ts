@@ -220,10 +220,13 @@ export class RunManager {
     await this.whileActive(mine, EXIT_STOP_WAIT_MS);
   }
 
-  /** Waits until none of the runs is active, at most `ms`. */
+  /**
+   * Waits until none of the runs is active or kept, at most `ms`: a keeper writes the final record,
+   * then exits, so a stop is answered once nothing of the run is left.
+   */
   private async whileActive(runIds: readonly string[], ms: number, signal?: AbortSignal): Promise<void> {
     const deadline = Date.now() + ms;
-    while (Date.now() < deadline && !signal?.aborted && runIds.some((id) => isActive(this.currentStatus(id)))) {
+    while (Date.now() < deadline && !signal?.aborted && runIds.some((id) => isActive(this.currentStatus(id)) || this.keeperOf(id) !== undefined)) {
       await delay(STOP_POLL_MS, signal).catch(() => undefined);
     }
   }

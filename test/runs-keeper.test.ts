@@ -51,7 +51,7 @@ async function startThenKillServer(s: Setup): Promise<string> {
   const server = await connectStdio(s.env);
   const selected = await callTool(server.client, 'rl_select_environment', { name: s.framework === 'cookbook' ? 'math_rl' : 'gsm8k' });
   assert.equal(selected.isError, false, JSON.stringify(selected.json));
-  const config = s.framework === 'cookbook' ? { config: { groups_per_batch: 2, group_size: 2, save_every: 1 } } : {};
+  const config = s.framework === 'cookbook' ? { config: { groups_per_batch: 2, group_size: 2, save_every: 1, model_name: 'Qwen/Qwen3-8B' } } : {};
   const started = await callTool(server.client, 'rl_start_training', config);
   assert.equal(started.isError, false, JSON.stringify(started.json));
   const id = started.json.run_id as string;

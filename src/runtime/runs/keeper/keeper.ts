@@ -161,7 +161,10 @@ export async function keepRun(settings: Settings, runDir: string, token?: string
   } finally {
     clearInterval(open);
     requests.close();
-    // A keeper that lost the lock leaves it to the one that holds it now.
-    lock.release();
+    // A keeper that goes while its run goes on frees the lock for the next one (one that lost the
+    // lock leaves it to its holder). One whose run ended keeps naming itself until its process is
+    // gone, so "the run's keeper is gone" (a stop's answer, a look at the process table) means
+    // nothing of ours is left; the lock is stale from then on, as after a crash.
+    if (supervisor?.detached) lock.release();
   }
 }

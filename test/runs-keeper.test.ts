@@ -51,7 +51,8 @@ async function startThenKillServer(s: Setup): Promise<string> {
   const server = await connectStdio(s.env);
   const selected = await callTool(server.client, 'rl_select_environment', { name: s.framework === 'cookbook' ? 'math_rl' : 'gsm8k' });
   assert.equal(selected.isError, false, JSON.stringify(selected.json));
-  const config = s.framework === 'cookbook' ? { config: { groups_per_batch: 2, group_size: 2, save_every: 1, model_name: 'Qwen/Qwen3-8B' } } : {};
+  // A recipe keeps its own default model unless the operator locks one: the one the fake Tinker serves (and prices below).
+  const config = s.framework === 'cookbook' ? { config: { model_name: 'Qwen/Qwen3-8B', groups_per_batch: 2, group_size: 2, save_every: 1 } } : {};
   const started = await callTool(server.client, 'rl_start_training', config);
   assert.equal(started.isError, false, JSON.stringify(started.json));
   const id = started.json.run_id as string;
@@ -207,4 +208,22 @@ test('cookbook: a 402 from Tinker is never retried: the run stays failed and its
   assert.match(ended.error!, /402/);
   assert.equal(ended.resumes, undefined, 'not resumed');
   await answeredAfterwards(t, s, id, ended);
+});
+
+test('cookbook: a ConfigurationError raised by the recipe mid-run is never retried, though a saved state is there: the run stays failed with the cause and its keeper exits', async (t) => {
+  const s = await setUp(t, 'cookbook', { totalSteps: 5 });
+  // Raised as the cookbook's own checks raise it once training runs (an evaluator's config), after
+  // batches 0 and 1 were saved: a resume would have something to start from.
+  s.install.cookbookControl({ step_seconds: 0.5, fail_at_step: 2, fail_with: 'ConfigurationError' });
+  const id = await startThenKillServer(s);
+  const ended = await endsUnattended(s, id, 120);
+  assert.equal(ended.status, 'failed');
+  assert.equal(ended.processes.trainer.exit_code, 1);
+  assert.match(ended.error!, /tinker_cookbook\.exceptions\.ConfigurationError: simulated failure in batch 2/);
+  const saved = readFileSync(join(s.home, 'runs', id, 'cookbook', 'checkpoints.jsonl'), 'utf8');
+  assert.match(saved, /"state_path": ?"tinker:\/\//, 'a state to resume from was saved');
+  assert.equal(ended.resumes, undefined, 'not resumed');
+  assert.ok(!ended.notes?.some((n) => /Resuming automatically/.test(n)), JSON.stringify(ended.notes));
+  const answer = await answeredAfterwards(t, s, id, ended);
+  assert.equal(answer.resumes, undefined);
 });

@@ -104,6 +104,7 @@ export interface CookbookControl {
   step_seconds?: number;
   rewards?: number[];
   fail_at_step?: number;
+  fail_with?: 'RuntimeError' | 'ConfigurationError' | 'TrainingError';
   hang_at_step?: number;
   ignore_sigterm?: boolean;
   spawn_grandchild?: boolean;

@@ -7,11 +7,11 @@
 import { writeFileSync } from 'node:fs';
 import type { CoreServices } from '../../core/services.js';
 import { startLockPath } from '../../core/files/home.js';
+import { FileLock } from '../../core/os/fileLock.js';
 import type { StartedRun } from './answers.js';
 import type { Preflight, RunFramework, RunPlan, StartRequest } from './framework.js';
 import type { Placement, PlacementOptions } from './placement/placement.js';
 import { refuseAtLimit } from './placement/host.js';
-import { FileLock } from './registry/fileLock.js';
 import { initialRecord, type RunRecord } from './registry/record.js';
 import type { RunStore } from './registry/store.js';
 import { planFor, refuseOverBudget } from './runCost.js';

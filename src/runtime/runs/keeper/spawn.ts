@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { KEEPER_ENTRY } from '../../../core/files/paths.js';
 import type { Settings } from '../../../core/settings.js';
 import { processStartTime } from '../../../core/os/processTable.js';
-import type { FileLock } from '../registry/fileLock.js';
+import type { FileLock } from '../../../core/os/fileLock.js';
 
 /** The keeper's argument that makes it read its run (`{"runDir", "token"}`, one line) from stdin. */
 export const WAIT_FOR_RUN = '--wait-for-run';

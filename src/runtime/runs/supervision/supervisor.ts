@@ -21,7 +21,7 @@ import { tailLines } from '../../../core/files/logTail.js';
 import type { SecretRedactor } from '../../../core/redact.js';
 import type { RunProcess } from '../../../core/files/home.js';
 import type { Settings } from '../../../core/settings.js';
-import type { FileLock } from '../registry/fileLock.js';
+import type { FileLock } from '../../../core/os/fileLock.js';
 import type { RunFramework, Verdict } from '../framework.js';
 import { Lifecycle } from './lifecycle.js';
 import { Waker } from './polling.js';

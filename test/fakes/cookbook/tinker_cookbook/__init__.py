@@ -20,6 +20,10 @@ Test control (not upstream): the JSON file named by $FAKE_COOKBOOK_CONTROL, else
                                curve from 0.3 rising towards 0.8
   fail_at_step (int k)         batch k raises "RuntimeError: simulated failure in batch k": traceback
                                on stderr, exit code 1, no final checkpoint
+  fail_with (str)              the class fail_at_step raises: RuntimeError (default), or one of
+                               tinker_cookbook.exceptions (ConfigurationError, TrainingError), as
+                               upstream's checks raise them once training runs (an evaluator's
+                               config at its first evaluation, eval/inspect_evaluators.py)
   hang_at_step (int k)         batch k (and later ones) wait before their metrics row while the key
                                stays: the process lives, no row comes (a stall)
   ignore_sigterm (bool)        the trainer ignores SIGTERM (only SIGKILL ends it)

@@ -48,14 +48,23 @@ def at_trainer_start() -> None:
         print(f"grandchild pid: {child.pid}", flush=True)
 
 
+def _failure_class(name: str) -> type[Exception]:
+    """``fail_with``: RuntimeError, or a class of tinker_cookbook.exceptions (ConfigurationError,
+    TrainingError), raised as the cookbook raises its own."""
+    if name == "RuntimeError":
+        return RuntimeError
+    from tinker_cookbook import exceptions
+    return getattr(exceptions, name)
+
+
 async def before_step(step: int) -> None:
     """Batch ``step`` takes ``step_seconds``; ``hang_at_step`` holds it (and every later one) before
-    its metrics row as long as the key stays; ``fail_at_step`` makes it raise."""
+    its metrics row as long as the key stays; ``fail_at_step`` makes it raise ``fail_with``."""
     control = read_control()
     while control.get("hang_at_step") is not None and step >= int(control["hang_at_step"]):
         await asyncio.sleep(POLL_SECONDS)
         control = read_control()
     if control.get("fail_at_step") == step:
-        raise RuntimeError(f"simulated failure in batch {step}")
+        raise _failure_class(control.get("fail_with", "RuntimeError"))(f"simulated failure in batch {step}")
     await asyncio.sleep(step_seconds(control))
 

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { isSameProcess, processStartTime } from '../../../core/os/processTable.js';
+import { isSameProcess, processStartTime } from './processTable.js';
 
 export interface LockHolder {
   pid: number;

@@ -13,7 +13,7 @@ import { test, type TestContext } from 'node:test';
 import { callTool, connectStdio } from './helpers/client.js';
 import { makeFakeInstall, type FakeInstall } from './helpers/fakeInstall.js';
 import { hourBucket, type FakeTinker } from './helpers/fakeTinker.js';
-import { argvOf, type FullRecord, isAlive, killLeftovers, leftovers, newHome, runServer, runServerEnv, runsTinker, TINKER_KEY, waitUntil } from './helpers/runs.js';
+import { argvOf, type FullRecord, isAlive, killLeftovers, leftovers, newHome, procInfo, runServer, runServerEnv, runsTinker, TINKER_KEY, waitUntil } from './helpers/runs.js';
 import { isActive, isEnded } from '../src/runtime/runs/registry/record.js';
 
 type Framework = 'atropos' | 'cookbook';
@@ -40,9 +40,13 @@ async function setUp(t: TestContext, framework: Framework, opts: { env?: Record<
 
 const readRecord = (s: Setup, id: string): FullRecord => JSON.parse(readFileSync(join(s.home, 'runs', id, 'run.json'), 'utf8')) as FullRecord;
 
-/** Live keepers of the run (keeper.js, living in the run's directory), from /proc. */
+/**
+ * Live keepers of the run (keeper.js, living in the run's directory), from /proc. A process a
+ * keeper is starting is a copy of it until it runs its own program, so a keeper's child is not one.
+ */
 function keepersOf(s: Setup, id: string): number[] {
-  return leftovers([join(s.home, 'runs', id)]).filter((pid) => argvOf(pid).includes('keeper.js'));
+  const keepers = leftovers([join(s.home, 'runs', id)]).filter((pid) => argvOf(pid).includes('keeper.js'));
+  return keepers.filter((pid) => !keepers.includes(procInfo(pid)?.ppid ?? -1));
 }
 
 /** Starts a run from a real server, waits until it runs, then kills the server with SIGKILL: no server is left. */

@@ -182,6 +182,7 @@ export async function startRun(h: InMemoryHarness): Promise<string> {
 interface ProcInfo {
   pid: number;
   state: string;
+  ppid: number;
   pgrp: number;
 }
 
@@ -189,7 +190,7 @@ export function procInfo(pid: number): ProcInfo | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { pid, state: fields[0]!, pgrp: Number(fields[2]) };
+    return { pid, state: fields[0]!, ppid: Number(fields[1]), pgrp: Number(fields[2]) };
   } catch {
     return undefined;
   }

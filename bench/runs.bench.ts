@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isDamaged } from '../src/runtime/runs/registry/record.js';
+import { isDamaged } from '../src/runtime/runs/seams/record.js';
 import { Runtime } from '../src/runtime/wiring/runtime.js';
 import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import { fakeRunSettings } from './runSettings.js';

@@ -1,7 +1,7 @@
 /**
  * Entry point of a run's keeper: `node dist/keeper.js <run dir>` keeps that run; servers start it
  * as `node dist/keeper.js --wait-for-run` and tell it its run and the token of the lock they
- * handed it on stdin (src/runtime/runs/keeper/spawn.ts), with the server's environment, so it reads
+ * handed it on stdin (src/runtime/runs/keeperSpawn.ts), with the server's environment, so it reads
  * the same settings. It keeps the run until it has ended (src/runtime/runs/keeper/keeper.ts), then
  * exits; no MCP here. What it prints itself (a crash) goes to the run's keeper.log.
  */
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { RUN_FILES } from './core/files/home.js';
 import { loadExeca } from './core/onDemand.js';
 import { loadSettings } from './runtime/config/settings.js';
-import { WAIT_FOR_RUN } from './runtime/runs/keeper/spawn.js';
+import { WAIT_FOR_RUN } from './runtime/runs/keeperSpawn.js';
 import { keepRun } from './runtime/runs/keeper/keeper.js';
 
 /** The run to keep: from argv, or from the first line on stdin (none when stdin closes first: the server went). */

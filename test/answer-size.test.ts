@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { stringify } from 'yaml';
 import { ALL_TOOLS } from '../src/tools/index.js';
-import type { RunRecord } from '../src/runtime/runs/registry/record.js';
+import type { RunRecord } from '../src/runtime/runs/seams/record.js';
 import { ENTITY, KEY as WANDB_KEY, PROJECT, seedTrainingRun } from './fakes/wandbFixtures.js';
 import { FakeWandb } from './fakes/wandbServer.js';
 import { APPS_CLIENT_CAPABILITIES, connectInMemory, type InMemoryHarness } from './helpers/client.js';

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
-import type { RunRecord } from '../src/runtime/runs/registry/record.js';
+import type { RunRecord } from '../src/runtime/runs/seams/record.js';
 import { ENTITY, KEY as WANDB_KEY } from './fakes/wandbFixtures.js';
 import { type FakeRun, FakeWandb } from './fakes/wandbServer.js';
 import { type RunServer, runServer, waitForRun } from './helpers/runs.js';

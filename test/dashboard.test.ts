@@ -12,7 +12,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { DASHBOARD_URI } from '../src/core/resourceUris.js';
 import { WANDB_OFF } from '../src/runtime/wandb/reader.js';
 import { createServer } from '../src/server/server.js';
-import type { RunRecord } from '../src/runtime/runs/registry/record.js';
+import type { RunRecord } from '../src/runtime/runs/seams/record.js';
 import { ENTITY, KEY as WANDB_KEY } from './fakes/wandbFixtures.js';
 import { FakeWandb } from './fakes/wandbServer.js';
 import { APPS_CLIENT_CAPABILITIES, callTool } from './helpers/client.js';

@@ -14,7 +14,7 @@ import { callTool, connectStdio } from './helpers/client.js';
 import { makeFakeInstall, type FakeInstall } from './helpers/fakeInstall.js';
 import { hourBucket, type FakeTinker } from './helpers/fakeTinker.js';
 import { argvOf, type FullRecord, isAlive, killLeftovers, leftovers, newHome, procInfo, runServer, runServerEnv, runsTinker, TINKER_KEY, waitUntil } from './helpers/runs.js';
-import { isActive, isEnded } from '../src/runtime/runs/registry/record.js';
+import { isActive, isEnded } from '../src/runtime/runs/seams/record.js';
 
 type Framework = 'atropos' | 'cookbook';
 const FRAMEWORKS: Framework[] = ['atropos', 'cookbook'];

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { statusWindow } from '../src/runtime/runs/registry/rateLimit.js';
-import type { RunRecord } from '../src/runtime/runs/registry/record.js';
+import type { RunRecord } from '../src/runtime/runs/seams/record.js';
 import { record, runServer, startRun, waitForRun } from './helpers/runs.js';
 
 const cleanedUp = (r: RunRecord): boolean => Object.values(r.processes).every((p) => p.state !== 'running');

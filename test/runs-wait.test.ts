@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Progress } from '@modelcontextprotocol/client';
-import type { RunRecord } from '../src/runtime/runs/registry/record.js';
+import type { RunRecord } from '../src/runtime/runs/seams/record.js';
 import { record, runServer, startRun, waitForRun } from './helpers/runs.js';
 
 /** The wait answers once the outcome is recorded; the test ends once the processes are stopped too. */

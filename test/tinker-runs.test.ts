@@ -12,7 +12,7 @@ import { makeFakeInstall, type FakeInstall } from './helpers/fakeInstall.js';
 import { hourBucket, type BillingRow, type FakeTinker } from './helpers/fakeTinker.js';
 import { filesUnder, leftovers, record, runServer, runsTinker, TINKER_KEY, waitForRun, waitUntil, type RunServer } from './helpers/runs.js';
 import { tempDir } from './helpers/tmp.js';
-import { isEnded } from '../src/runtime/runs/registry/record.js';
+import { isEnded } from '../src/runtime/runs/seams/record.js';
 
 const TODAY = new Date().toISOString().slice(0, 10);
 const SAMPLER_BYTES = 4 * 1024 * 1024 * 32; // the fake's 4 MiB per LoRA rank, rank 32 (locked)

@@ -13,7 +13,7 @@ import { MAX_RUN_CONFIG_BYTES } from '../runtime/runs/registry/configFile.js';
 import { RUN_FILES, RUN_PROCESSES, runLogFile } from '../core/files/home.js';
 import { fileWatch } from '../core/files/watch.js';
 import { variable, type ResourceContext, type ResourceKind } from './kind.js';
-import { isDamaged } from '../runtime/runs/registry/record.js';
+import { isDamaged } from '../runtime/runs/seams/record.js';
 
 /** resources/list is not paginated by the SDK: only this many runs are listed. */
 export const LISTED_RUNS = 50;

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { environmentDirs } from '../runtime/environments/catalog.js';
 import { environmentPage, frameworkOfEnvironment, type DiscoveredEnvironment } from '../runtime/environments/report.js';
-import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
+import { FRAMEWORKS } from '../runtime/runs/seams/record.js';
 import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerFitOf, tinkerProblemDetails } from '../runtime/environments/tinkerReadiness.js';
 import { defineTool } from './define.js';
 

@@ -1,7 +1,7 @@
 /** rl_list_runs: the runs in the registry, newest first, a page at a time (Hermes tool 9). */
 import * as z from 'zod';
 import { MAX_PAGE, STATUS_FILTERS } from '../runtime/runs/listing.js';
-import { FRAMEWORKS, PLACEMENTS } from '../runtime/runs/registry/record.js';
+import { FRAMEWORKS, PLACEMENTS } from '../runtime/runs/seams/record.js';
 import { defineTool } from './define.js';
 import { healthSchema, listedRunFields } from './runSchemas.js';
 import { listedCostSchema } from './costSchemas.js';

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerFitOf } from '../runtime/environments/tinkerReadiness.js';
 import { frameworkOfEnvironment } from '../runtime/environments/report.js';
-import { FRAMEWORKS } from '../runtime/runs/registry/record.js';
+import { FRAMEWORKS } from '../runtime/runs/seams/record.js';
 import { defineTool } from './define.js';
 
 /** An environment as rl_list_environments names it; rl_start_training and rl_test_inference take it too. */

@@ -1,7 +1,7 @@
 /** rl_wait_for_run: waits, within one call, until a run is running, made one more step, or ended. */
 import * as z from 'zod';
 import { UserError } from '../core/errors.js';
-import { isDamaged, isEnded } from '../runtime/runs/registry/record.js';
+import { isDamaged, isEnded } from '../runtime/runs/seams/record.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, stepsOf, WAIT_CONDITIONS, type WaitAnswer, type WaitCondition } from '../runtime/runs/waiting.js';
 import { defineTool, type TaskJob, type TaskSupport, type ToolContext } from './define.js';
 import { healthSchema, runIdInput, runStatus } from './runSchemas.js';

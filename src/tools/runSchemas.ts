@@ -1,7 +1,7 @@
 /** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results, rl_dashboard_snapshot). */
 import * as z from 'zod';
 import { RUN_ID_PATTERN, RUN_PROCESSES } from '../core/files/home.js';
-import { FRAMEWORKS, PLACEMENTS, RUN_STATUSES } from '../runtime/runs/registry/record.js';
+import { FRAMEWORKS, PLACEMENTS, RUN_STATUSES } from '../runtime/runs/seams/record.js';
 import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';
 
 export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id (rl_list_runs lists them)');

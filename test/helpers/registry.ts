@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { runIndexPath } from '../../src/core/files/home.js';
-import { initialRecord, type RunRecord } from '../../src/runtime/runs/registry/record.js';
+import { initialRecord, type RunRecord } from '../../src/runtime/runs/seams/record.js';
 import type { FullRecord } from './runs.js';
 import { RunIndex } from '../../src/runtime/runs/registry/runIndex.js';
 import { RunStore } from '../../src/runtime/runs/registry/store.js';

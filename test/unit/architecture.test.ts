@@ -1,6 +1,7 @@
 /**
  * The house rules of src/, checked by machine (docs/architecture.md explains them): the layers a
- * folder name shows, no import cycles (type-only imports included), the SDK only in the MCP
+ * folder name shows, no import cycles (type-only imports included), no two folders of
+ * src/runtime importing each other (in either direction, through any file), the SDK only in the MCP
  * folders, folders small enough to take in at a glance, and functions and files small enough to
  * read in one sitting. Each rule is a function of the parsed tree, so a planted breach can show
  * that it fails.
@@ -119,10 +120,37 @@ function importCycles(files: readonly SourceFile[]): string[] {
   return cycles;
 }
 
+const folderOf = (path: string): string => (path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '.');
+
+/**
+ * Pairs of folders of src/runtime (any directory under it, a sub-folder and its parent too) that
+ * import each other, each direction shown by its first import: a folder that imports one importing
+ * it back is one knot, however the files inside avoid a cycle.
+ */
+function mutualFolders(files: readonly SourceFile[]): string[] {
+  const first = new Map<string, string>();
+  for (const f of files) {
+    const from = folderOf(f.path);
+    if (!from.startsWith('runtime/')) continue;
+    for (const { target, line } of f.imports) {
+      const to = folderOf(target);
+      const key = `${from} -> ${to}`;
+      if (to !== from && to.startsWith('runtime/') && !first.has(key)) first.set(key, `${f.path}:${line} imports ${target}`);
+    }
+  }
+  const pairs: string[] = [];
+  for (const [key, there] of first) {
+    const [from, to] = key.split(' -> ') as [string, string];
+    const back = first.get(`${to} -> ${from}`);
+    if (back !== undefined && from < to) pairs.push(`src/${from} <-> src/${to}: ${there}; ${back}`);
+  }
+  return pairs.sort();
+}
+
 function crowdedFolders(files: readonly SourceFile[]): string[] {
   const counts = new Map<string, number>();
   for (const f of files) {
-    const folder = f.path.includes('/') ? f.path.slice(0, f.path.lastIndexOf('/')) : '.';
+    const folder = folderOf(f.path);
     counts.set(folder, (counts.get(folder) ?? 0) + 1);
   }
   return [...counts].filter(([folder, n]) => n > MAX_FOLDER_FILES && !FOLDERS_EXEMPT_FROM_SIZE.has(folder)).map(([folder, n]) => `src/${folder}: ${n} files`);
@@ -169,6 +197,10 @@ test('there is no import cycle, type-only imports included', () => {
   assert.deepEqual(importCycles(files), []);
 });
 
+test('no two folders of src/runtime import each other, in either direction, through any file', () => {
+  assert.deepEqual(mutualFolders(files), []);
+});
+
 test(`no folder holds more than ${MAX_FOLDER_FILES} source files (src/tools, one file per tool, excepted)`, () => {
   assert.deepEqual(crowdedFolders(files), []);
 });
@@ -186,6 +218,8 @@ test('the rules can fail: planted breaches of each are caught', () => {
     parse('runtime/runs/a.ts', "import { Server } from '@modelcontextprotocol/server';\nimport type { B } from './b.js';"),
     parse('runtime/runs/b.ts', "import type { A } from './a.js';\nexport const f = (): Promise<unknown> => import('../wiring/runtime.js');"),
     parse('core/c.ts', "import { x } from '../runtime/runs/a.js';"),
+    parse('runtime/runs/seams/s.ts', "import type { A } from '../a.js';"),
+    parse('runtime/runs/d.ts', "export type { S } from './seams/s.js';"),
     ...Array.from({ length: MAX_FOLDER_FILES + 1 }, (_, i) => parse(`runtime/crowded/f${i}.ts`, 'export {};')),
     ...Array.from({ length: MAX_FOLDER_FILES + 1 }, (_, i) => parse(`tools/rl_${i}.ts`, "import { z } from '@modelcontextprotocol/server';")),
   ];
@@ -195,6 +229,9 @@ test('the rules can fail: planted breaches of each are caught', () => {
     'core/c.ts:1 (core) imports runtime/runs/a.ts (services)',
   ]);
   assert.deepEqual(importCycles(planted), ['runtime/runs/a.ts -> runtime/runs/b.ts -> runtime/runs/a.ts']);
+  assert.deepEqual(mutualFolders(planted), [
+    'src/runtime/runs <-> src/runtime/runs/seams: runtime/runs/d.ts:1 imports runtime/runs/seams/s.ts; runtime/runs/seams/s.ts:1 imports runtime/runs/a.ts',
+  ]);
   assert.deepEqual(crowdedFolders(planted), [`src/runtime/crowded: ${MAX_FOLDER_FILES + 1} files`]);
   assert.deepEqual(oversized([parse('core/long.ts', `export function f(): void {\n${'  void 0;\n'.repeat(MAX_FUNCTION_LINES)}}\n`)]), [`core/long.ts:1 f: ${MAX_FUNCTION_LINES + 2} lines`]);
   assert.throws(() => layerOf('mcp/server.ts'), /outside the known folders/);

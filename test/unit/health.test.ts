@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { assessHealth, FIRST_STEP_ALLOWANCE, type HealthVerdict } from '../../src/runtime/runs/watching/health.js';
-import { addEnvSignals, type EnvLogSignals, envSignalOf, firstCause } from '../../src/runtime/runs/atropos/logSignals.js';
-import { emptyProcess, type RunObservations, type RunRecord } from '../../src/runtime/runs/registry/record.js';
+import { addEnvSignals, envSignalOf, firstCause } from '../../src/runtime/runs/atropos/logSignals.js';
+import { emptyProcess, type EnvLogSignals, type RunObservations, type RunRecord } from '../../src/runtime/runs/seams/record.js';
 import type { FullRecord } from '../helpers/runs.js';
 import { TrainerLogScanner } from '../../src/runtime/runs/atropos/trainerLog.js';
 import { nextObservations } from '../../src/runtime/runs/atropos/observer.js';

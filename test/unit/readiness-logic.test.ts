@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { combine, judgeOffline, type CheckedItem, type OfflineObservations, type Probe, type Score } from '../../src/runtime/readiness/verdict.js';
-import { judgeProbe, signalStats } from '../../src/runtime/readiness/signal.js';
+import { combine, judgeOffline, type CheckedItem, type OfflineObservations, type Probe, type Score } from '../../src/runtime/readiness/verdicts/verdict.js';
+import { judgeProbe, signalStats } from '../../src/runtime/readiness/verdicts/signal.js';
 import { configKey } from '../../src/runtime/readiness/readiness.js';
 
 const OK = { ok: true };

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { recordEnded, recordOutcome, recordStopping, stillTraining } from '../../src/runtime/runs/supervision/ending.js';
-import type { RunObservations } from '../../src/runtime/runs/registry/record.js';
+import type { RunObservations } from '../../src/runtime/runs/seams/record.js';
 import { runRecord } from '../helpers/registry.js';
 
 const AT = '2026-11-25T10:00:00.000Z';

@@ -10,9 +10,9 @@ import type { RunProcess } from '../../src/core/files/home.js';
 import { canTransition, LIFE_STATES, type LifeState, Lifecycle, TRANSITIONS } from '../../src/runtime/runs/supervision/lifecycle.js';
 import { judge, type ProcessEnd, type RunFacts, verdictOf } from '../../src/runtime/runs/atropos/outcome.js';
 import { apiReadiness, envReadiness, INFERENCE_GRACE_MS, STAGE_GOAL, trainerReadiness } from '../../src/runtime/runs/atropos/readiness.js';
-import type { Readiness, Verdict } from '../../src/runtime/runs/framework.js';
+import type { Readiness, Verdict } from '../../src/runtime/runs/seams/framework.js';
 import { atStage } from '../../src/runtime/runs/supervision/stages.js';
-import type { RunRecord } from '../../src/runtime/runs/registry/record.js';
+import type { RunRecord } from '../../src/runtime/runs/seams/record.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const running: ProcessEnd = { state: 'running', exit_code: null, signal: null };

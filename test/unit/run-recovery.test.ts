@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FIRST_WAIT_MS, recovery } from '../../src/runtime/runs/keeper/recovery.js';
-import type { RunRecord } from '../../src/runtime/runs/registry/record.js';
+import type { RunRecord } from '../../src/runtime/runs/seams/record.js';
 
 type Ending = Pick<RunRecord, 'status' | 'error' | 'error_cause' | 'processes' | 'resumes'>;
 

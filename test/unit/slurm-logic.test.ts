@@ -13,7 +13,7 @@ import { requestStart, stepEnded, withdrawStart } from '../../src/runtime/runs/p
 import { jobEnd, parseAccountingLine, parseQueueLine, queuedReason, stepExit } from '../../src/runtime/runs/placement/slurm/jobState.js';
 import { jobResources } from '../../src/runtime/runs/placement/slurm/resources.js';
 import { renderJobScript } from '../../src/runtime/runs/placement/slurm/script.js';
-import { initialRecord, type RunRecord } from '../../src/runtime/runs/registry/record.js';
+import { initialRecord, type RunRecord } from '../../src/runtime/runs/seams/record.js';
 import { placementVerdict } from '../../src/runtime/runs/supervision/judging.js';
 import { tempDir } from '../helpers/tmp.js';
 

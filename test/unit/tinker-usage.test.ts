@@ -14,7 +14,7 @@ import { inOrder, planAction, storageOf, trainedWeights, type TinkerCheckpoint }
 import { describePaths, parseTinkerPath, sessionOf, trainingRunIdsOf } from '../../src/runtime/tinker/paths.js';
 import { usageOf } from '../../src/runtime/tinker/usage.js';
 import { RunUsage } from '../../src/runtime/runs/usage.js';
-import type { RunRecord } from '../../src/runtime/runs/registry/record.js';
+import type { RunRecord } from '../../src/runtime/runs/seams/record.js';
 
 const QWEN: ModelPrice = { prefill: 0.195, sample: 0.6, train: 0.44, as_of: '2026-10-07', source: 'test' };
 const HOUR = 3_600_000;

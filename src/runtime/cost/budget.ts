@@ -3,7 +3,7 @@
  * high bound) exceeds RL_MAX_RUN_COST_USD, or what RL_MAX_TOTAL_COST_USD leaves after the active
  * runs' own figures (each counted at its expected total, or its spend so far when that is more);
  * a running run is stopped once its spend reaches its budget, or the active runs' together reach the
- * total. A run's spend is the larger of its estimate and what Tinker billed (runs/runCost.ts). Pure.
+ * total. A run's spend is the larger of its estimate and what Tinker billed (runs/watching/runCost.ts). Pure.
  */
 import { UserError } from '../../core/errors.js';
 import type { CostSettings } from '../../core/settings.js';

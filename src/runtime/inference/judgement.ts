@@ -11,8 +11,8 @@ import type { KeySource } from './routing.js';
 import { readGroupScores, scoreGroups } from './scoring.js';
 import type { ModelReport, ModelState } from './testReport.js';
 import { answered, promptChars, readExchanges } from './wire/exchanges.js';
-import { rawScores, signalStats } from '../readiness/signal.js';
-import type { Score } from '../readiness/verdict.js';
+import { rawScores, signalStats } from '../readiness/verdicts/signal.js';
+import type { Score } from '../readiness/verdicts/verdict.js';
 
 /** How far up a failed model's log the cause is looked for. */
 const CAUSE_SEARCH_LINES = 300;

@@ -3,7 +3,7 @@ import type { ServerType } from './command.js';
 import type { FailureKind } from './failures.js';
 import type { ModelScores, TestSummary } from './scoring.js';
 import type { RolloutLengths } from '../cost/lengths.js';
-import type { SignalStats } from '../readiness/signal.js';
+import type { SignalStats } from '../readiness/verdicts/signal.js';
 
 export type TestStatus = 'running' | 'completed' | 'cancelled';
 export type ModelState = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out' | 'cancelled';

@@ -1,6 +1,6 @@
 /**
  * Readiness: python/check_environment.py run on one environment with its config (no model, key or
- * endpoint), optionally an inference test's models read back (the probe), judged (verdict.ts) and
+ * endpoint), optionally an inference test's models read back (the probe), judged (verdicts/verdict.ts) and
  * kept in RL_HOME/readiness/, one file per environment holding the last verdict per config. What
  * rl_get_current_config and rl_start_training show, and what RL_REQUIRE_READY=1 holds a start to.
  */
@@ -24,9 +24,9 @@ import { savePromptLengths } from '../cost/lengthStore.js';
 import { frameworkOfEnvironment } from '../environments/report.js';
 import { readGroupScores } from '../inference/scoring.js';
 import type { TestOutput } from '../inference/testReport.js';
-import type { RunSelection } from '../runs/framework.js';
-import { combine, judgeOffline, type Judgement, type OfflineObservations, type Reason, type Score, type Verdict } from './verdict.js';
-import { judgeProbe, rawScores, signalStats, type ProbeCost, type SignalStats } from './signal.js';
+import type { RunSelection } from '../runs/seams/framework.js';
+import { combine, judgeOffline, type Judgement, type OfflineObservations, type Reason, type Score, type Verdict } from './verdicts/verdict.js';
+import { judgeProbe, rawScores, signalStats, type ProbeCost, type SignalStats } from './verdicts/signal.js';
 
 export const CHECK_SCRIPT = join(PYTHON_HELPERS_DIR, 'check_environment.py');
 const HELPER_TIMEOUT_SECONDS = 60;

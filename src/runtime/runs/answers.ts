@@ -1,10 +1,10 @@
 /** What the run tools answer about a run: the shapes RunManager returns and the tools put on the wire. */
-import type { RunRecord, RunStatus } from './registry/record.js';
+import type { RunRecord, RunStatus } from './seams/record.js';
 import type { JsonValue } from '../../core/json.js';
 import type { RunView } from './view.js';
 import { type Health } from './watching/health.js';
 import type { RunEstimate } from '../cost/estimate.js';
-import type { RunCost } from './runCost.js';
+import type { RunCost } from './watching/runCost.js';
 
 export interface RateLimitedStatus {
   rate_limited: true;

@@ -9,12 +9,12 @@ import type { CoreServices } from '../../core/services.js';
 import { startLockPath } from '../../core/files/home.js';
 import { FileLock } from '../../core/os/fileLock.js';
 import type { StartedRun } from './answers.js';
-import type { Preflight, RunFramework, RunPlan, StartRequest } from './framework.js';
-import type { Placement, PlacementOptions } from './placement/placement.js';
+import type { Preflight, RunFramework, RunPlan, StartRequest } from './seams/framework.js';
+import type { Placement, PlacementOptions } from './seams/placement.js';
 import { refuseAtLimit } from './placement/host.js';
-import { initialRecord, type RunRecord } from './registry/record.js';
+import { initialRecord, type RunRecord } from './seams/record.js';
 import type { RunStore } from './registry/store.js';
-import { planFor, refuseOverBudget } from './runCost.js';
+import { planFor, refuseOverBudget } from './watching/runCost.js';
 
 const START_LOCK_TIMEOUT_MS = 5_000;
 

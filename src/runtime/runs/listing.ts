@@ -8,9 +8,9 @@
  */
 import { UserError } from '../../core/errors.js';
 import { type Health, mainReasonOnly } from './watching/health.js';
-import { type FrameworkName, isActive, isEnded, type PlacementName, RUN_STATUSES, type RunStatus } from './registry/record.js';
+import { type FrameworkName, isActive, isEnded, type PlacementName, RUN_STATUSES, type RunStatus } from './seams/record.js';
 import { compareRuns, type IndexedRun, type RunIndex } from './registry/runIndex.js';
-import type { ListedCost } from './runCost.js';
+import type { ListedCost } from './watching/runCost.js';
 
 export const STATUS_FILTERS = [...RUN_STATUSES, 'active', 'ended'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];

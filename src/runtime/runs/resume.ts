@@ -16,14 +16,14 @@ import { RUN_FILES, startLockPath } from '../../core/files/home.js';
 import type { Logger } from '../../core/logger.js';
 import type { Settings } from '../../core/settings.js';
 import { FileLock } from '../../core/os/fileLock.js';
-import type { ResumePoint } from './framework.js';
-import { frameworkOf } from './frameworks.js';
+import type { ResumePoint } from './seams/framework.js';
+import { frameworkOf } from './choice/frameworks.js';
 import { activeOf } from './creation.js';
 import { refuseAtLimit } from './placement/host.js';
-import { placementOf } from './placements.js';
-import { emptyProcess, isActive, isDamaged, processOf, runProcesses, type RunRecord } from './registry/record.js';
+import { placementOf } from './choice/placements.js';
+import { emptyProcess, isActive, isDamaged, processOf, runProcesses, type RunRecord } from './seams/record.js';
 import type { RunStore } from './registry/store.js';
-import { budgetStop } from './runCost.js';
+import { budgetStop } from './watching/runCost.js';
 
 const START_LOCK_TIMEOUT_MS = 5_000;
 

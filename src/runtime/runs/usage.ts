@@ -14,9 +14,9 @@ import type { TinkerApi } from '../tinker/helper.js';
 import { trainingRunIdsOf } from '../tinker/paths.js';
 import { USAGE_ANSWER, usageBeforeCheckpoints, usageOf, type RunTinkerUsage } from '../tinker/usage.js';
 import { storageOf, type TinkerCheckpoint } from '../tinker/checkpoints.js';
-import type { TrainingSummary } from './framework.js';
-import { frameworkOf } from './frameworks.js';
-import { isDamaged, type RunRecord } from './registry/record.js';
+import type { TrainingSummary } from './seams/framework.js';
+import { frameworkOf } from './choice/frameworks.js';
+import { isDamaged, type RunRecord } from './seams/record.js';
 import type { RunStore } from './registry/store.js';
 
 /** The deadline of one question: a full status answer waits for it at most this long. */

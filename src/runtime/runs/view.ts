@@ -7,12 +7,12 @@ import { tailLines } from '../../core/files/logTail.js';
 import type { SecretRedactor } from '../../core/redact.js';
 import { runLogUri } from '../../core/resourceUris.js';
 import type { RunProcess } from '../../core/files/home.js';
-import type { TrainingSummary } from './framework.js';
-import { frameworkOf } from './frameworks.js';
-import { processIdentity } from './placements.js';
-import { logOf, processOf, runProcesses, type FrameworkName, type PlacementName, type ProcessState, type RunPhase, type RunRecord, type RunStatus } from './registry/record.js';
+import type { TrainingSummary } from './seams/framework.js';
+import { frameworkOf } from './choice/frameworks.js';
+import { processIdentity } from './choice/placements.js';
+import { logOf, processOf, runProcesses, type FrameworkName, type PlacementName, type ProcessState, type RunPhase, type RunRecord, type RunStatus } from './seams/record.js';
 import { assessHealth, type Health, type HealthPolicy } from './watching/health.js';
-import { runCost, type RunCost } from './runCost.js';
+import { runCost, type RunCost } from './watching/runCost.js';
 
 const LOG_TAIL_LINES = 20;
 const LOG_TAIL_MAX_CHARS = 4000;

@@ -8,7 +8,7 @@ import type { Logger } from '../../core/logger.js';
 import { delay } from '../../core/wait.js';
 import { ChangeWatcher, fileWatch } from '../../core/files/watch.js';
 import { assessHealth, type Health, type HealthPolicy } from './watching/health.js';
-import { isDamaged, isEnded, observedProgress, type RegistryEntry, type RunPhase, type RunRecord, type RunStatus } from './registry/record.js';
+import { isDamaged, isEnded, observedProgress, type RegistryEntry, type RunPhase, type RunRecord, type RunStatus } from './seams/record.js';
 
 export const WAIT_CONDITIONS = ['running', 'step', 'ended'] as const;
 export type WaitCondition = (typeof WAIT_CONDITIONS)[number];

@@ -8,8 +8,8 @@
  * can be asked; a decline changes nothing. `export` gives one checkpoint's archive URL and, when asked, publishes it.
  */
 import { UserError } from '../../core/errors.js';
-import { isDamaged, type RunRecord } from '../runs/registry/record.js';
-import { frameworkOf } from '../runs/frameworks.js';
+import { isDamaged, type RunRecord } from '../runs/seams/record.js';
+import { frameworkOf } from '../runs/choice/frameworks.js';
 import { failureSentence, type TinkerAnswer } from '../tinker/helper.js';
 import { CHECKPOINTS_ANSWER, inOrder, listed, monthlyUsd, planAction, RESULTS_ANSWER, trainedWeights, type ListedCheckpoint, type PathResult, type TinkerCheckpoint } from '../tinker/checkpoints.js';
 import { describePaths, parseTinkerPath, trainingRunIdsOf } from '../tinker/paths.js';

@@ -6,7 +6,7 @@
 import type { UserError } from '../../core/errors.js';
 import type { Settings } from '../../core/settings.js';
 import { budgetFigure, type RunEstimate } from '../cost/estimate.js';
-import type { RunSelection } from '../runs/framework.js';
+import type { RunSelection } from '../runs/seams/framework.js';
 import type { Runtime } from './runtime.js';
 
 export type EstimateAnswer = Omit<RunEstimate, 'lengths'> & {

@@ -9,11 +9,11 @@
 import { UserError } from '../../core/errors.js';
 import type { RunProcess } from '../../core/files/home.js';
 import type { SecretRedactor } from '../../core/redact.js';
-import { isActive, isDamaged, type RunPhase, type RunRecord, type RunStatus } from '../runs/registry/record.js';
+import { isActive, isDamaged, type RunPhase, type RunRecord, type RunStatus } from '../runs/seams/record.js';
 import type { RunManager } from '../runs/manager.js';
-import type { TrainingFollower } from '../runs/framework.js';
-import { frameworkOf } from '../runs/frameworks.js';
-import { runCost, type RunCost } from '../runs/runCost.js';
+import type { TrainingFollower } from '../runs/seams/framework.js';
+import { frameworkOf } from '../runs/choice/frameworks.js';
+import { runCost, type RunCost } from '../runs/watching/runCost.js';
 import { describeRun, type ProcessView, type RunView } from '../runs/view.js';
 import type { HealthVerdict } from '../runs/watching/health.js';
 import { WANDB_OFF, type WandbKeySeries, type WandbReader } from '../wandb/reader.js';

@@ -6,7 +6,7 @@
  */
 import { evenlySpaced, type Point } from '../wandb/history.js';
 import { KEY_METRICS, type KeyMetric } from '../wandb/keyMetrics.js';
-import type { TrainingSummary } from '../runs/framework.js';
+import type { TrainingSummary } from '../runs/seams/framework.js';
 
 export type SeriesSource = 'wandb' | 'trainer_log';
 

@@ -6,8 +6,8 @@
  */
 import type { Settings } from '../../core/settings.js';
 import type { DiscoveryReport } from '../environments/report.js';
-import type { RunSelection } from '../runs/framework.js';
-import { frameworkFor } from '../runs/frameworks.js';
+import type { RunSelection } from '../runs/seams/framework.js';
+import { frameworkFor } from '../runs/choice/frameworks.js';
 import { assessRequirements, type SelectedForChecks, startContext } from '../setup/requirements.js';
 import type { WandbAccess } from '../wandb/reader.js';
 import type { Runtime } from './runtime.js';

@@ -9,16 +9,16 @@ import { UserError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import { type Checkpoint, chooseCheckpoints, savedCheckpoints, type CheckpointRequest } from '../evaluation/checkpoints.js';
 import type { EvaluationRequest } from '../evaluation/registry.js';
-import type { TrainingSummary } from '../runs/framework.js';
+import type { TrainingSummary } from '../runs/seams/framework.js';
 import type { EvalMethod } from '../evaluation/evalCommand.js';
 import type { EvaluationOutput } from '../evaluation/evaluation.js';
 import type { ModelSpec } from '../evaluation/modelRun.js';
 import { serverEntriesNeeded } from '../environments/tinkerReadiness.js';
 import type { WaitOptions } from '../jobs/wait.js';
 import { readRunConfigFile, type RunConfigSections } from '../runs/registry/configFile.js';
-import { type FrameworkName, isDamaged, isEnded, type RunRecord } from '../runs/registry/record.js';
+import { type FrameworkName, isDamaged, isEnded, type RunRecord } from '../runs/seams/record.js';
 import { RunFiles } from '../runs/registry/runFiles.js';
-import { frameworkOf } from '../runs/frameworks.js';
+import { frameworkOf } from '../runs/choice/frameworks.js';
 import type { Runtime } from './runtime.js';
 
 export interface EvaluateArgs {

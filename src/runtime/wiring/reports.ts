@@ -13,10 +13,10 @@ import type { Runtime } from './runtime.js';
 import type { WandbResults, WandbStatus } from '../wandb/reader.js';
 import { results, statusMetrics } from './runMetrics.js';
 import type { StatusAnswer } from '../runs/answers.js';
-import { isDamaged, type RunRecord, type RunStatus } from '../runs/registry/record.js';
-import type { TrainingSummary } from '../runs/framework.js';
-import { frameworkOf } from '../runs/frameworks.js';
-import { runCost, type RunCost } from '../runs/runCost.js';
+import { isDamaged, type RunRecord, type RunStatus } from '../runs/seams/record.js';
+import type { TrainingSummary } from '../runs/seams/framework.js';
+import { frameworkOf } from '../runs/choice/frameworks.js';
+import { runCost, type RunCost } from '../runs/watching/runCost.js';
 import type { EvaluationListing } from '../evaluation/registry.js';
 import { STORAGE_USD_PER_GB_MONTH } from '../tinker/checkpoints.js';
 

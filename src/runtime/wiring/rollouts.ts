@@ -12,7 +12,7 @@ import { realChildDir, realFileWithin } from '../../core/files/safePath.js';
 import { pickRollouts, type PickedRollout, type RolloutFilter, type SourcedRollout } from '../evaluation/picking.js';
 import { groupRollouts, readRolloutGroups, type GroupWire } from '../evaluation/rollouts.js';
 import { readExchanges } from '../inference/wire/exchanges.js';
-import { hostOf, isActive, isDamaged } from '../runs/registry/record.js';
+import { hostOf, isActive, isDamaged } from '../runs/seams/record.js';
 import type { Runtime } from './runtime.js';
 
 export interface RolloutsArgs {

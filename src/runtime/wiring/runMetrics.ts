@@ -6,8 +6,8 @@
  */
 import type { JsonValue } from '../../core/json.js';
 import { NO_LOSS } from '../runs/cookbook/observer.js';
-import { frameworkOf } from '../runs/frameworks.js';
-import { isActive, type RunRecord } from '../runs/registry/record.js';
+import { frameworkOf } from '../runs/choice/frameworks.js';
+import { isActive, type RunRecord } from '../runs/seams/record.js';
 import { clampSamples, evenlySpaced, type Point, type Series, summarizeSeries } from '../wandb/history.js';
 import { KEY_METRICS, type KeyMetric, keyMetricSummaries } from '../wandb/keyMetrics.js';
 import type { StatusMetrics } from '../wandb/metrics.js';

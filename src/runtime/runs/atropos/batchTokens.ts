@@ -9,17 +9,10 @@ import { join } from 'node:path';
 import { TRAINER_BATCH_FILE } from '../../../core/files/home.js';
 import { statSignature } from '../../../core/files/watch.js';
 import { LengthCounter } from '../../cost/lengths.js';
+import type { BatchTokens } from '../seams/record.js';
 
 /** A batch bigger than this is not read (it would only refine an estimate). */
 const MAX_BATCH_BYTES = 64 * 1024 * 1024;
-
-export interface BatchTokens {
-  /** Batches counted, and their sequences' prompt and completion tokens, summed. */
-  batches: number;
-  sequences: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-}
 
 export function addBatch(total: BatchTokens | undefined, batch: { rollouts: number; prompt: number; completion: number }): BatchTokens {
   const t = total ?? { batches: 0, sequences: 0, prompt_tokens: 0, completion_tokens: 0 };

@@ -4,7 +4,7 @@
  * from the trainer's log and the API, its trouble from atroposlib's log lines.
  */
 import type { RunProcess } from '../../../core/files/home.js';
-import type { RunFramework } from '../framework.js';
+import type { RunFramework } from '../seams/framework.js';
 import { atroposChildEnvironments } from './childEnvironments.js';
 import { firstCause } from './logSignals.js';
 import { AtroposObserver } from './observer.js';
@@ -13,7 +13,7 @@ import { STAGE_GOAL } from './readiness.js';
 import { estimateAtropos, planAtropos, preflightAtropos } from './start.js';
 import { AtroposStartUpProbe } from './startUpProbe.js';
 import { readTrainerLog, TrainerLogFollower } from './trainerLog.js';
-import { logOf } from '../registry/record.js';
+import { logOf } from '../seams/record.js';
 import { UserError } from '../../../core/errors.js';
 
 const PROCESS_NAME: Record<RunProcess, string> = { api: 'Atropos API server', trainer: 'trainer', env: 'environment' };

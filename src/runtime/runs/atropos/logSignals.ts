@@ -6,23 +6,7 @@
  * trainer). Pure text functions: the supervisor feeds them, health and failures quote them.
  */
 import { cutAtSpace } from '../../../core/redact.js';
-
-/** One log line worth quoting, with how often its kind was seen. */
-export interface LogEvidence {
-  line: string;
-  count: number;
-  /** When the latest line of this kind was seen (ISO), by whoever fed the scanner. */
-  at: string;
-}
-
-export interface EnvLogSignals {
-  /** The model endpoint (the trainer's inference server, or a spread-out localhost:900x) cannot be reached. */
-  connection_errors?: LogEvidence;
-  /** Groups the environment threw away: all scores equal, or no usable rollout ("Failed to process group"). */
-  dropped_groups?: LogEvidence;
-  /** Other errors atroposlib logs and survives: collecting, scoring, sending, registering. */
-  errors?: LogEvidence;
-}
+import type { EnvLogSignals } from '../seams/record.js';
 
 const MAX_QUOTED_CHARS = 300;
 const CONNECTION = /ClientConnectorError|APIConnectionError|ConnectionRefusedError|ServerDisconnectedError|Cannot connect to host|Connection refused|Connect call failed|ConnectError\b/;

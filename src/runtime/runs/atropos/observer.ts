@@ -4,13 +4,13 @@
  * (connection errors, dropped groups, errors) and the Atropos API's `/status` (data queued,
  * batches taken), and keeps the result in run.json (`observed`), from which health is judged.
  */
-import { addEnvSignals, type EnvLogSignals } from './logSignals.js';
+import { addEnvSignals } from './logSignals.js';
 import { LogCursor } from '../supervision/polling.js';
 import { getJson } from './probes.js';
-import type { RunLook, RunObserver } from '../framework.js';
-import { hostOf, logOf, processOf, type RunObservations, type RunRecord } from '../registry/record.js';
+import type { RunLook, RunObserver } from '../seams/framework.js';
+import { type BatchTokens, type EnvLogSignals, hostOf, logOf, processOf, type RunObservations, type RunRecord } from '../seams/record.js';
 import { TrainerLogScanner, type TrainerLogSummary } from './trainerLog.js';
-import { addBatch, BatchReader, type BatchTokens } from './batchTokens.js';
+import { addBatch, BatchReader } from './batchTokens.js';
 
 /** What one look found. */
 export interface Look {

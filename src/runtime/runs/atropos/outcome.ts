@@ -5,8 +5,8 @@
  */
 import type { RunProcess } from '../../../core/files/home.js';
 import { tailLines } from '../../../core/files/logTail.js';
-import type { Verdict } from '../framework.js';
-import { logOf, processOf, type ProcessRecord, type RunRecord } from '../registry/record.js';
+import type { Verdict } from '../seams/framework.js';
+import { logOf, processOf, type ProcessRecord, type RunRecord } from '../seams/record.js';
 import { readTrainerLog, type TrainerLogSummary } from './trainerLog.js';
 
 export type ProcessEnd = Pick<ProcessRecord, 'state' | 'exit_code' | 'signal'>;

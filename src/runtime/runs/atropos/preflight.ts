@@ -9,8 +9,8 @@ import { DEFAULT_BATCH_SIZE } from '../../config/selection.js';
 import { findLaunchTraining, findRunApi } from '../../setup/installation.js';
 import { refuseUnmetRequirements, startContext } from '../../setup/requirements.js';
 import type { StartContext } from '../../setup/requirement.js';
-import type { RunSelection } from '../framework.js';
-import type { PlacementName } from '../registry/record.js';
+import type { RunSelection } from '../seams/framework.js';
+import type { PlacementName } from '../seams/record.js';
 
 /** Values that make the Atropos API unable to ever hand the trainer a batch. */
 export function refuseStallingConfig(env: Record<string, JsonValue>): void {

@@ -3,8 +3,8 @@
  * (startUpProbe.ts gathers it), and what each stage waits for.
  */
 import type { RunProcess } from '../../../core/files/home.js';
-import type { Readiness } from '../framework.js';
-import type { ProcessState } from '../registry/record.js';
+import type { Readiness } from '../seams/framework.js';
+import type { ProcessState } from '../seams/record.js';
 
 /** What start-up waits for at each stage. */
 export const STAGE_GOAL: Record<RunProcess, string> = {

@@ -11,8 +11,8 @@ import { lockedEnvValues, runUsesWandb } from '../../config/selection.js';
 import type { JsonValue } from '../../../core/json.js';
 import type { Settings } from '../../../core/settings.js';
 import { serverEntriesNeeded, type TinkerFacts } from '../../environments/tinkerReadiness.js';
-import type { RunSelection } from '../framework.js';
-import type { RunNames } from '../registry/record.js';
+import type { RunSelection } from '../seams/framework.js';
+import type { RunNames } from '../seams/record.js';
 import { RUN_FILES } from '../../../core/files/home.js';
 import { yaml } from '../../../core/onDemand.js';
 

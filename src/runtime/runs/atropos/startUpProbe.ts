@@ -5,9 +5,9 @@
  */
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
-import type { Readiness, StartUpProbe } from '../framework.js';
+import type { Readiness, StartUpProbe } from '../seams/framework.js';
 import { LogCursor } from '../supervision/polling.js';
-import { hostOf, logOf, processOf, type RunRecord } from '../registry/record.js';
+import { hostOf, logOf, processOf, type RunRecord } from '../seams/record.js';
 import { apiAnswers, dataFlowing, serverAnswers, trainerRegistered } from './probes.js';
 import { apiReadiness, envReadiness, trainerReadiness } from './readiness.js';
 import { TrainerLogScanner } from './trainerLog.js';

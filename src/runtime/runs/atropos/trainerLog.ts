@@ -5,7 +5,7 @@
  * line, not the exit code, decides a failure. The file is streamed: a run's log grows for hours.
  */
 import { createReadStream } from 'node:fs';
-import type { TrainingSummary } from '../framework.js';
+import type { TrainingSummary } from '../seams/framework.js';
 import { LogCursor } from '../supervision/polling.js';
 
 /**

@@ -13,7 +13,7 @@ import { RUN_FILES } from '../../../core/files/home.js';
 import type { JsonValue } from '../../../core/json.js';
 import type { LoggedTokens } from '../../cost/spend.js';
 import { parseTolerantJson } from '../../wandb/tolerantJson.js';
-import type { RunRecord, TrainerLogSignals } from '../registry/record.js';
+import type { RunRecord, TrainerLogSignals } from '../seams/record.js';
 import { LogCursor } from '../supervision/polling.js';
 
 export const COOKBOOK_FILES = { config: 'config.json', metrics: 'metrics.jsonl', checkpoints: 'checkpoints.jsonl', log: 'logs.log' } as const;

@@ -7,8 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { childEnv } from '../../../core/childEnv.js';
 import type { RunProcess } from '../../../core/files/home.js';
-import type { RunFramework } from '../framework.js';
-import { logOf, processOf, type RunRecord } from '../registry/record.js';
+import type { RunFramework } from '../seams/framework.js';
+import { logOf, processOf, type RunRecord } from '../seams/record.js';
 import { CookbookFiles, cookbookFile, lastState, parseCheckpoints } from './files.js';
 import { CookbookFollower, CookbookObserver, CookbookStartUpProbe, readCookbookSummary } from './observer.js';
 import { resumePointOf } from './resume.js';

@@ -8,8 +8,8 @@ import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
 import { jsonNumber } from '../atropos/observer.js';
 import { RECENT_VALUES } from '../atropos/trainerLog.js';
-import type { Readiness, RunLook, RunObserver, StartUpProbe, TrainingFollower, TrainingSummary } from '../framework.js';
-import { logOf, processOf, type RunObservations, type RunRecord } from '../registry/record.js';
+import type { Readiness, RunLook, RunObserver, StartUpProbe, TrainingFollower, TrainingSummary } from '../seams/framework.js';
+import { logOf, processOf, type RunObservations, type RunRecord } from '../seams/record.js';
 import { CookbookFiles, type CookbookState, cookbookFile } from './files.js';
 import { trainerReadiness } from './rules.js';
 

@@ -5,8 +5,8 @@
  * record it would start over, so that is refused; a `final` record means nothing is left to train.
  */
 import { UserError } from '../../../core/errors.js';
-import type { ResumePoint } from '../framework.js';
-import type { RunRecord } from '../registry/record.js';
+import type { ResumePoint } from '../seams/framework.js';
+import type { RunRecord } from '../seams/record.js';
 import type { CookbookCheckpoint } from './files.js';
 
 export function resumePointOf(record: Pick<RunRecord, 'run_id'>, last: CookbookCheckpoint | undefined): ResumePoint {

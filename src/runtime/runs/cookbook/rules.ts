@@ -4,8 +4,8 @@
  * act on in its output. The recipe writes tracebacks to stderr only (logs.log never gets them),
  * so its trainer.log, which holds the process's stdout and stderr, is where causes are read.
  */
-import type { Readiness, Verdict } from '../framework.js';
-import type { ProcessRecord } from '../registry/record.js';
+import type { Readiness, Verdict } from '../seams/framework.js';
+import type { ProcessRecord } from '../seams/record.js';
 
 /**
  * Ready once the process lives and has written config.json since it started. config.json comes

@@ -21,9 +21,9 @@ import { COOKBOOK_RECIPE } from '../../setup/cookbookRequirements.js';
 import type { Requirement } from '../../setup/requirement.js';
 import { startContext } from '../../setup/requirements.js';
 import type { DatasetBatches } from '../../environments/report.js';
-import type { Preflight, RunPlan, RunSelection, StartRequest } from '../framework.js';
+import type { Preflight, RunPlan, RunSelection, StartRequest } from '../seams/framework.js';
 import { recommendedRenderers, refuseMismatchedRenderer } from './renderer.js';
-import type { RunNames } from '../registry/record.js';
+import type { RunNames } from '../seams/record.js';
 
 /** The recipes' own defaults, for a config that leaves a field of the shape unset. */
 const DEFAULTS = { group_size: 4, groups_per_batch: 100, max_tokens: 512, max_steps: 100 } as const;

@@ -5,7 +5,7 @@
  * start-up in the framework's order, readiness, health, stalls, budgets, billed usage, the outcome
  * rules, stops asked for through stop.request (supervision/requests.ts), the final record; a run
  * that failed for a transient cause it resumes (recovery.ts, RL_AUTO_RESUME); then it exits.
- * Servers only create runs, spawn keepers (spawn.ts), read the records and write requests, so a
+ * Servers only create runs, spawn keepers (../keeperSpawn.ts), read the records and write requests, so a
  * run is guarded with no server alive. A keeper started for a run whose keeper died takes the
  * live processes over (the supervisor's `adopt`): their exit codes are then unknown.
  */
@@ -18,13 +18,13 @@ import type { CoreServices } from '../../../core/services.js';
 import { secretValues, type Settings } from '../../../core/settings.js';
 import { FileLock } from '../../../core/os/fileLock.js';
 import { TinkerApi } from '../../tinker/helper.js';
-import { frameworkOf } from '../frameworks.js';
-import { placementOf } from '../placements.js';
-import { isActive, isDamaged, type RunRecord } from '../registry/record.js';
+import { frameworkOf } from '../choice/frameworks.js';
+import { placementOf } from '../choice/placements.js';
+import { isActive, isDamaged, type RunRecord } from '../seams/record.js';
 import { anyAlive, recordedProcesses, RunIndex } from '../registry/runIndex.js';
 import { RunStore } from '../registry/store.js';
 import { resumeRun } from '../resume.js';
-import { spentByOthers } from '../runCost.js';
+import { spentByOthers } from '../watching/runCost.js';
 import { RunSupervisor } from '../supervision/supervisor.js';
 import { RunUsage } from '../usage.js';
 import { recovery } from './recovery.js';

@@ -6,7 +6,7 @@
  * key, a retired model, a 402 billing pause, a stall, a budget stop and a user's stop never are;
  * nor is a run whose framework cannot resume (an Atropos run), which the keeper asks separately.
  */
-import type { RunRecord } from '../registry/record.js';
+import type { RunRecord } from '../seams/record.js';
 
 /** The first automatic attempt waits this long, each next one twice as long as the one before. */
 export const FIRST_WAIT_MS = 5_000;

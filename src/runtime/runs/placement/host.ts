@@ -9,8 +9,8 @@
 import { UserError } from '../../../core/errors.js';
 import { anyFreePort, isPortFree } from '../../../core/ports.js';
 import type { Settings } from '../../../core/settings.js';
-import type { RunRecord } from '../registry/record.js';
-import type { RunLimit } from './placement.js';
+import type { RunRecord } from '../seams/record.js';
+import type { RunLimit } from '../seams/placement.js';
 
 /** Attempts at drawing two free ports that no active run has recorded. */
 const PORT_DRAWS = 20;

@@ -4,7 +4,7 @@
  * the whole group, so grandchildren go too. Nothing holds the run beyond its processes.
  */
 import { UserError } from '../../../core/errors.js';
-import type { Placement } from './placement.js';
+import type { Placement } from '../seams/placement.js';
 import { detachedLauncher, stopGroup, watchAdopted } from '../supervision/processes.js';
 import { isSameProcess } from '../../../core/os/processTable.js';
 

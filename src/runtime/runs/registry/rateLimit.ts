@@ -3,7 +3,7 @@
  * in run.json so it holds across restarts and servers. Only full checks of existing runs open a
  * window, and a run that has ended since the last full check is always reported in full.
  */
-import { isEnded, type RunRecord } from './record.js';
+import { isEnded, type RunRecord } from '../seams/record.js';
 
 export type WindowDecision = { limited: false } | { limited: true; next_check_in_seconds: number; message: string };
 

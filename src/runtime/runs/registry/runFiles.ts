@@ -10,7 +10,7 @@ import { readSlice } from '../../../core/files/logTail.js';
 import { isMissing, namedSubdirs, NotFoundError, realChildDir, realFileOfChild } from '../../../core/files/safePath.js';
 import { RUN_ID_PATTERN, runsRoot, RUN_FILES } from '../../../core/files/home.js';
 import { statSignature } from '../../../core/files/watch.js';
-import { damagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunStatus } from './record.js';
+import { damagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunStatus } from '../seams/record.js';
 
 
 /** run.json is a few KiB; anything past this is not a run record. */

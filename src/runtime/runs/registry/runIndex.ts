@@ -18,11 +18,11 @@ import type { Logger } from '../../../core/logger.js';
 import { isMissing } from '../../../core/files/safePath.js';
 import { statSignature } from '../../../core/files/watch.js';
 import { assessHealth, HEALTH_VERDICTS, type Health, type HealthPolicy } from '../watching/health.js';
-import type { ProcessHandle } from '../placement/placement.js';
-import { processIdentity } from '../placements.js';
-import { FRAMEWORKS, isActive, isDamaged, isEnded, PLACEMENTS, processOf, RUN_STATUSES, runProcesses, type FrameworkName, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './record.js';
+import type { ProcessHandle } from '../seams/placement.js';
+import { processIdentity } from '../choice/placements.js';
+import { FRAMEWORKS, isActive, isDamaged, isEnded, PLACEMENTS, processOf, RUN_STATUSES, runProcesses, type FrameworkName, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from '../seams/record.js';
 import type { RunStore } from './store.js';
-import { listedCost, type ListedCost } from '../runCost.js';
+import { listedCost, type ListedCost } from '../watching/runCost.js';
 
 const FORMAT_VERSION = 1;
 /**

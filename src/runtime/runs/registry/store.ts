@@ -12,7 +12,7 @@ import { isDiskFull } from '../../../core/files/diskFull.js';
 import { realFileOfChild } from '../../../core/files/safePath.js';
 import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
 import { FileLock } from '../../../core/os/fileLock.js';
-import { damagedRun, type DamagedRun, isDamaged, newRunId, parseRunRecord, type RegistryEntry, type RunRecord } from './record.js';
+import { damagedRun, type DamagedRun, isDamaged, newRunId, parseRunRecord, type RegistryEntry, type RunRecord } from '../seams/record.js';
 
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
 const WRITE_LOCK_TIMEOUT_MS = 5_000;

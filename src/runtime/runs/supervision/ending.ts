@@ -5,8 +5,8 @@
  * then. Pure changes of the record, tested as a table; the supervisor applies them under the
  * record's write lock.
  */
-import type { Verdict } from '../framework.js';
-import type { RunObservations, RunRecord } from '../registry/record.js';
+import type { Verdict } from '../seams/framework.js';
+import type { RunObservations, RunRecord } from '../seams/record.js';
 
 /**
  * Whether the run still trains: its trainer lives. A run whose trainer ended (it completed, or it

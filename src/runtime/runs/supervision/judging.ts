@@ -4,8 +4,8 @@
  * reason, whatever the framework would make of the exits that followed; otherwise the framework's
  * outcome rules decide.
  */
-import type { RunFramework, Verdict } from '../framework.js';
-import { processOf, runProcesses, type RunRecord } from '../registry/record.js';
+import type { RunFramework, Verdict } from '../seams/framework.js';
+import { processOf, runProcesses, type RunRecord } from '../seams/record.js';
 
 /** The placement's verdict: the first process (in start order) it ended, with its reason; a failure points at that process's log. */
 export function placementVerdict(record: RunRecord): Verdict | undefined {

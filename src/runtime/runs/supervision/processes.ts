@@ -5,7 +5,7 @@
  */
 import { closeSync, openSync } from 'node:fs';
 import { loadExeca, type Execa } from '../../../core/onDemand.js';
-import type { ExitInfo, StopResult } from '../placement/placement.js';
+import type { ExitInfo, StopResult } from '../seams/placement.js';
 import { isSameProcess, liveGroup, processStartTime, signalGroup } from '../../../core/os/processTable.js';
 
 

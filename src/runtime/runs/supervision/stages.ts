@@ -3,7 +3,7 @@
  * reached while the stage started, each naming the stage and what it waited for.
  */
 import type { RunProcess } from '../../../core/files/home.js';
-import type { Verdict } from '../framework.js';
+import type { Verdict } from '../seams/framework.js';
 
 export function stageTimedOut(stage: RunProcess, goal: string, timeoutS: number): Verdict {
   return {

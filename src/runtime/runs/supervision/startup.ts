@@ -2,7 +2,7 @@
  * The start-up of a run: its framework's processes in their order, each started once the previous
  * is ready (never after a fixed sleep), each stage with a deadline counted from run.json so it
  * survives a restart. What "ready" means is the framework's (framework.ts); where a process runs
- * is the placement's (placement/placement.ts). It decides nothing about the supervisor's life: it
+ * is the placement's (seams/placement.ts). It decides nothing about the supervisor's life: it
  * reports how it ended, and stops acting (no spawn, no write) as soon as the supervisor is no
  * longer starting.
  */
@@ -10,10 +10,10 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
 import type { Settings } from '../../../core/settings.js';
-import type { RunFramework, StartUpProbe, Verdict } from '../framework.js';
-import type { Launch, Placement } from '../placement/placement.js';
+import type { RunFramework, StartUpProbe, Verdict } from '../seams/framework.js';
+import type { Launch, Placement } from '../seams/placement.js';
 import type { Waker } from './polling.js';
-import { logOf, processOf, type RunPhase } from '../registry/record.js';
+import { logOf, processOf, type RunPhase } from '../seams/record.js';
 import { judgeRun } from './judging.js';
 import { atStage, stageTimedOut } from './stages.js';
 import { now, type TrackedRun } from './trackedRun.js';

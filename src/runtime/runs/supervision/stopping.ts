@@ -6,9 +6,9 @@
  */
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
-import type { RunFramework } from '../framework.js';
-import type { Placement } from '../placement/placement.js';
-import { processOf } from '../registry/record.js';
+import type { RunFramework } from '../seams/framework.js';
+import type { Placement } from '../seams/placement.js';
+import { processOf } from '../seams/record.js';
 import type { TrackedRun } from './trackedRun.js';
 
 export interface StopContext {

@@ -22,11 +22,11 @@ import type { SecretRedactor } from '../../../core/redact.js';
 import type { RunProcess } from '../../../core/files/home.js';
 import type { Settings } from '../../../core/settings.js';
 import type { FileLock } from '../../../core/os/fileLock.js';
-import type { RunFramework, Verdict } from '../framework.js';
+import type { RunFramework, Verdict } from '../seams/framework.js';
 import { Lifecycle } from './lifecycle.js';
 import { Waker } from './polling.js';
-import type { ExitInfo, Placement } from '../placement/placement.js';
-import { logOf, processOf, runProcesses, type RunObservations, type RunRecord } from '../registry/record.js';
+import type { ExitInfo, Placement } from '../seams/placement.js';
+import { logOf, processOf, runProcesses, type RunObservations, type RunRecord } from '../seams/record.js';
 import { recordEnded, recordOutcome, recordStopping } from './ending.js';
 import { judgeRun } from './judging.js';
 import { stopRequested } from './requests.js';
@@ -34,7 +34,7 @@ import { StartUp } from './startup.js';
 import { stopProcesses } from './stopping.js';
 import type { RunStore } from '../registry/store.js';
 import { now, TrackedRun } from './trackedRun.js';
-import { type UsageSource, Watchdog } from '../watching/watchdog.js';
+import { type UsageSource, Watchdog } from './watchdog.js';
 
 /** Adopted processes, lock ownership and stop requests are checked this often. */
 export const TICK_MS = 1_000;
@@ -52,7 +52,7 @@ export interface SupervisorContext {
   store: RunStore;
   /** The run's lock, held by this keeper. */
   lock: FileLock;
-  /** What the run's framework and placement do their own way (framework.ts, placement/placement.ts). */
+  /** What the run's framework and placement do their own way (seams/framework.ts, seams/placement.ts). */
   framework: RunFramework;
   placement: Placement;
   /** The environment of each child (allow-listed; keys only where needed). */

@@ -5,8 +5,8 @@
  */
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
-import type { ExitInfo, Placement } from '../placement/placement.js';
-import { processOf, type RunRecord } from '../registry/record.js';
+import type { ExitInfo, Placement } from '../seams/placement.js';
+import { processOf, type RunRecord } from '../seams/record.js';
 import type { RunStore } from '../registry/store.js';
 
 export const now = (): string => new Date().toISOString();

@@ -5,9 +5,8 @@
  * keeps every process alive while it pays for sampling. See docs/architecture.md, "Health".
  */
 import type { RunProcess } from '../../../core/files/home.js';
-import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
-import { frameworkOf } from '../frameworks.js';
-import type { RunRecord, TrainerLogSignals } from '../registry/record.js';
+import { frameworkOf } from '../choice/frameworks.js';
+import type { EnvLogSignals, LogEvidence, RunRecord, TrainerLogSignals } from '../seams/record.js';
 
 export const HEALTH_VERDICTS = ['starting', 'waiting_for_data', 'healthy', 'degraded', 'stalled', 'stopping', 'completed', 'failed', 'stopped', 'unknown'] as const;
 export type HealthVerdict = (typeof HEALTH_VERDICTS)[number];

@@ -4,8 +4,8 @@
  * queue reason recorded for the run's health, until it runs on a node, whose address the server's
  * readiness probes then use (a node's name need not resolve: its NodeAddr is asked).
  */
-import type { Verdict } from '../../framework.js';
-import type { AllocationContext } from '../placement.js';
+import type { Verdict } from '../../seams/framework.js';
+import type { AllocationContext } from '../../seams/placement.js';
 import { cancel, jobsNamed, nodeAddress, submitJob } from '../../../slurm/commands.js';
 import { jobEnd, queuedReason } from './jobState.js';
 import { jobName } from './script.js';

@@ -12,7 +12,7 @@
  */
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SlurmStep } from '../../registry/record.js';
+import type { SlurmStep } from '../../seams/record.js';
 
 export const JOB_SCRIPT = 'job.sh';
 export const BATCH_OUTPUT = 'batch.out';

@@ -3,7 +3,7 @@
  * (Slurm 22.05's state names): queued, running, completing, or ended, and then whether Slurm
  * ended it (a time limit, a cancel, a node failure, a preemption) and with which words.
  */
-import type { PlacementEnd } from '../../registry/record.js';
+import type { PlacementEnd } from '../../seams/record.js';
 
 export type JobPhase = 'queued' | 'running' | 'completing' | 'ended';
 

@@ -5,7 +5,7 @@
 import { UserError } from '../../../../core/errors.js';
 import type { Settings } from '../../../../core/settings.js';
 import { isSlurmName, isTimeLimit, memoryMb, MEMORY_FORMS, TIME_LIMIT_FORMS } from '../../../slurm/values.js';
-import type { PlacementOptions } from '../placement.js';
+import type { PlacementOptions } from '../../seams/placement.js';
 
 export interface JobResources {
   partition?: string;

@@ -7,7 +7,7 @@
  * keys come from the file the server writes for it.
  */
 import { UserError } from '../../../../core/errors.js';
-import { processOf, runProcesses, type RunRecord } from '../../registry/record.js';
+import { processOf, runProcesses, type RunRecord } from '../../seams/record.js';
 import { BATCH_OUTPUT, shellWord } from './control.js';
 import type { JobResources } from './resources.js';
 

@@ -3,8 +3,8 @@
  * grace: Slurm never escalates a signal sent to a step), a step the script has not started yet
  * withdrawn, then the job itself cancelled, which also ends a script still waiting to start steps.
  */
-import type { ProcessRecord, RunRecord, SlurmStep } from '../../registry/record.js';
-import type { StopResult } from '../placement.js';
+import type { ProcessRecord, RunRecord, SlurmStep } from '../../seams/record.js';
+import type { StopResult } from '../../seams/placement.js';
 import { cancel, stepLines } from '../../../slurm/commands.js';
 import { removeUnreadEnvFiles, stepEnded, withdrawStart } from './control.js';
 import { jobLook } from './watch.js';

@@ -5,8 +5,8 @@
  * known too), or the job's end when Slurm ended it first (a time limit, a cancel, a node failure),
  * which then carries Slurm's reason. The run's steps share one look at the job at a time.
  */
-import type { ExitInfo } from '../placement.js';
-import type { SlurmStep } from '../../registry/record.js';
+import type { ExitInfo } from '../../seams/placement.js';
+import type { SlurmStep } from '../../seams/record.js';
 import { accountingLine, queueLine } from '../../../slurm/commands.js';
 import { jobEnd, parseAccountingLine, parseQueueLine, stepExit, type JobView } from './jobState.js';
 import { stepEnded } from './control.js';

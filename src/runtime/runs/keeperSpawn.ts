@@ -1,5 +1,5 @@
 /**
- * A server's side of a keeper (keeper.ts): starting one for a run whose lock the server holds, and
+ * A server's side of a keeper (keeper/keeper.ts): starting one for a run whose lock the server holds, and
  * handing it the lock. A keeper is detached (its own session), so it outlives the server; its
  * environment is the server's (its settings, the keys its processes need: never on argv). It is
  * told its run on stdin, so one can be started ahead: once a server has started a run it keeps a
@@ -10,10 +10,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { KEEPER_ENTRY } from '../../../core/files/paths.js';
-import type { Settings } from '../../../core/settings.js';
-import { processStartTime } from '../../../core/os/processTable.js';
-import type { FileLock } from '../../../core/os/fileLock.js';
+import { KEEPER_ENTRY } from '../../core/files/paths.js';
+import type { Settings } from '../../core/settings.js';
+import { processStartTime } from '../../core/os/processTable.js';
+import type { FileLock } from '../../core/os/fileLock.js';
 
 /** The keeper's argument that makes it read its run (`{"runDir", "token"}`, one line) from stdin. */
 export const WAIT_FOR_RUN = '--wait-for-run';

@@ -1,5 +1,5 @@
 /**
- * The stall watchdog of a training run. Every few seconds it looks at the run (observer.ts),
+ * The stall watchdog of a training run. Every few seconds it looks at the run (its framework's observer),
  * keeps what it saw in run.json, moves the phase from `waiting_for_data` to `training` once data
  * reaches the API, and judges health: a stall (no trainer step and no new data for
  * RL_STALL_SECONDS, twice that before the first step) is logged, and with RL_STALL_ACTION=stop it
@@ -12,11 +12,11 @@
  */
 import type { Logger } from '../../../core/logger.js';
 import type { Settings } from '../../../core/settings.js';
-import { assessHealth } from './health.js';
-import type { RunFramework, RunObserver, Verdict } from '../framework.js';
-import { now, type TrackedRun } from '../supervision/trackedRun.js';
-import { budgetStop } from '../runCost.js';
-import type { RunRecord } from '../registry/record.js';
+import { assessHealth } from '../watching/health.js';
+import type { RunFramework, RunObserver, Verdict } from '../seams/framework.js';
+import { now, type TrackedRun } from './trackedRun.js';
+import { budgetStop } from '../watching/runCost.js';
+import type { RunRecord } from '../seams/record.js';
 import type { RunTinkerUsage } from '../../tinker/usage.js';
 
 /** Tinker's word on a run's usage (runs/usage.ts): whether it is due to be asked again, and asking it. */

@@ -5,15 +5,15 @@
  * and beside it what Tinker billed (run.json `tinker`, runs/usage.ts); budgets hold a run to the
  * larger of the two (docs/architecture.md, "Cost and budgets").
  */
-import type { Settings } from '../../core/settings.js';
-import { budgetReached, budgetRefusal, ESTIMATED, type SpendSource, totalBudgetReached } from '../cost/budget.js';
-import type { RunEstimate } from '../cost/estimate.js';
-import { planOf, spendOf, type CostPlan } from '../cost/spend.js';
-import type { RunRecord } from './registry/record.js';
-import { UserError } from '../../core/errors.js';
-import type { RunSelection } from './framework.js';
-import { frameworkFor } from './frameworks.js';
-import type { Billed } from '../tinker/billing.js';
+import type { Settings } from '../../../core/settings.js';
+import { budgetReached, budgetRefusal, ESTIMATED, type SpendSource, totalBudgetReached } from '../../cost/budget.js';
+import type { RunEstimate } from '../../cost/estimate.js';
+import { planOf, spendOf, type CostPlan } from '../../cost/spend.js';
+import type { RunRecord } from '../seams/record.js';
+import { UserError } from '../../../core/errors.js';
+import type { RunSelection } from '../seams/framework.js';
+import { frameworkFor } from '../choice/frameworks.js';
+import type { Billed } from '../../tinker/billing.js';
 
 export interface SelectionEstimate {
   estimate: RunEstimate;

@@ -1,9 +1,9 @@
-/** The frameworks a run can belong to, each one's implementation of the seam (framework.ts). */
-import { implementationOf } from '../../core/implementations.js';
-import type { RunFramework, RunSelection } from './framework.js';
-import { ATROPOS } from './atropos/framework.js';
-import { COOKBOOK } from './cookbook/framework.js';
-import type { FrameworkName, RunRecord } from './registry/record.js';
+/** The frameworks a run can belong to, each one's implementation of the seam (seams/framework.ts). */
+import { implementationOf } from '../../../core/implementations.js';
+import type { RunFramework, RunSelection } from '../seams/framework.js';
+import { ATROPOS } from '../atropos/framework.js';
+import { COOKBOOK } from '../cookbook/framework.js';
+import type { FrameworkName, RunRecord } from '../seams/record.js';
 
 const FRAMEWORK_IMPLEMENTATIONS: Partial<Record<FrameworkName, RunFramework>> = { atropos: ATROPOS, cookbook: COOKBOOK };
 

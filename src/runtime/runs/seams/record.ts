@@ -5,11 +5,34 @@
  */
 import { randomBytes } from 'node:crypto';
 import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
-import type { EnvLogSignals, LogEvidence } from '../atropos/logSignals.js';
 import type { CostPlan, LoggedTokens } from '../../cost/spend.js';
-import type { BatchTokens } from '../atropos/batchTokens.js';
 import type { RunTinkerUsage } from '../../tinker/usage.js';
 import { FRAMEWORKS, type FrameworkName, isActive, isEnded, PLACEMENTS, type PlacementName, type ProcessState, type RunPhase, type RunStatus } from '../../../core/runWords.js';
+
+/** One log line worth quoting, with how often its kind was seen. */
+export interface LogEvidence {
+  line: string;
+  count: number;
+  /** When the latest line of this kind was seen (ISO), by whoever fed the scanner. */
+  at: string;
+}
+
+export interface EnvLogSignals {
+  /** The model endpoint (the trainer's inference server, or a spread-out localhost:900x) cannot be reached. */
+  connection_errors?: LogEvidence;
+  /** Groups the environment threw away: all scores equal, or no usable rollout ("Failed to process group"). */
+  dropped_groups?: LogEvidence;
+  /** Other errors atroposlib logs and survives: collecting, scoring, sending, registering. */
+  errors?: LogEvidence;
+}
+
+export interface BatchTokens {
+  /** Batches counted, and their sequences' prompt and completion tokens, summed. */
+  batches: number;
+  sequences: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
 
 // The runs code reads the words of a run where it reads the record.
 export * from '../../../core/runWords.js';

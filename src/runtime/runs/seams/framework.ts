@@ -3,17 +3,17 @@
  * Atropos run is three processes started in order and read through the trainer's log and the
  * Atropos API; a tinker-cookbook run is one process read through the files it writes under its
  * log_path). Supervision, the registry, health, budgets, adoption and every answer are one code
- * path for all of them and ask the run's framework (`frameworkOf`, frameworks.ts) only for this.
+ * path for all of them and ask the run's framework (`frameworkOf`, choice/frameworks.ts) only for this.
  */
-import type { JsonValue } from '../../core/json.js';
-import type { Logger } from '../../core/logger.js';
-import type { RunProcess } from '../../core/files/home.js';
-import type { SecretRedactor } from '../../core/redact.js';
-import type { Settings } from '../../core/settings.js';
-import type { RunEstimate } from '../cost/estimate.js';
-import type { DatasetBatches } from '../environments/report.js';
-import type { TinkerFacts } from '../environments/tinkerReadiness.js';
-import type { FrameworkName, PlacementName, RunNames, RunObservations, RunRecord, UntrainedSteps } from './registry/record.js';
+import type { JsonValue } from '../../../core/json.js';
+import type { Logger } from '../../../core/logger.js';
+import type { RunProcess } from '../../../core/files/home.js';
+import type { SecretRedactor } from '../../../core/redact.js';
+import type { Settings } from '../../../core/settings.js';
+import type { RunEstimate } from '../../cost/estimate.js';
+import type { DatasetBatches } from '../../environments/report.js';
+import type { TinkerFacts } from '../../environments/tinkerReadiness.js';
+import type { FrameworkName, PlacementName, RunNames, RunObservations, RunRecord, UntrainedSteps } from './record.js';
 
 /** What a run trains: the environment (or recipe) and its config values (ConfigSelection.forRun). */
 export interface RunSelection {

@@ -7,8 +7,8 @@
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
 import type { Settings } from '../../../core/settings.js';
-import type { Verdict } from '../framework.js';
-import type { PlacementEnd, PlacementName, ProcessRecord, RunRecord } from '../registry/record.js';
+import type { Verdict } from './framework.js';
+import type { PlacementEnd, PlacementName, ProcessRecord, RunRecord } from './record.js';
 
 /** What identifies a live process to its placement (locally: pid and start time), as the run index keeps it. */
 export type ProcessHandle = Partial<ProcessRecord>;

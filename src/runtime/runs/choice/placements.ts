@@ -1,13 +1,13 @@
 /**
- * The placements a run can have, each one's implementation of the seam (placement/placement.ts):
+ * The placements a run can have, each one's implementation of the seam (seams/placement.ts):
  * made from a server's settings to act on processes, or read without them (`processIdentity`).
  */
-import { implementationOf } from '../../core/implementations.js';
-import type { Settings } from '../../core/settings.js';
-import type { Placement, ProcessIdentity } from './placement/placement.js';
-import { LOCAL } from './placement/local.js';
-import { SLURM_PROCESSES, slurmPlacement } from './placement/slurm/slurm.js';
-import type { PlacementName, RunRecord } from './registry/record.js';
+import { implementationOf } from '../../../core/implementations.js';
+import type { Settings } from '../../../core/settings.js';
+import type { Placement, ProcessIdentity } from '../seams/placement.js';
+import { LOCAL } from '../placement/local.js';
+import { SLURM_PROCESSES, slurmPlacement } from '../placement/slurm/slurm.js';
+import type { PlacementName, RunRecord } from '../seams/record.js';
 
 const PLACEMENT_IMPLEMENTATIONS: Partial<Record<PlacementName, (settings: Settings) => Placement>> = { local: () => LOCAL, slurm: slurmPlacement };
 const PROCESS_IDENTITIES: Partial<Record<PlacementName, ProcessIdentity>> = { local: LOCAL, slurm: SLURM_PROCESSES };

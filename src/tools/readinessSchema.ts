@@ -1,4 +1,4 @@
-/** The last readiness verdict as rl_get_current_config and rl_start_training show it (rl_check_environment makes them). */
+/** Readiness as tools show it: the last verdict (rl_get_current_config, rl_start_training), a model's training signal (rl_check_environment, rl_test_inference). */
 import * as z from 'zod';
 
 export const readinessSchema = z
@@ -9,3 +9,14 @@ export const readinessSchema = z
     note: z.string(),
   })
   .describe("The last rl_check_environment verdict for this environment and config");
+
+/** One model's training signal from an inference test's groups. */
+export const signalSchema = z.object({
+  groups: z.number(),
+  mixed_share: z.number(),
+  all_right_share: z.number(),
+  all_wrong_share: z.number(),
+  reward_range: z.tuple([z.number(), z.number()]).nullable(),
+  invalid_rewards: z.number(),
+  rewards: z.number(),
+});

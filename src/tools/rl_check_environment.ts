@@ -3,6 +3,7 @@ import * as z from 'zod';
 import type { JsonValue } from '../core/json.js';
 import { TEST_ID_PATTERN } from '../core/files/home.js';
 import { defineTool } from './define.js';
+import { signalSchema } from './readinessSchema.js';
 import { configValue } from './rl_edit_config.js';
 import { environmentName } from './rl_select_environment.js';
 
@@ -38,13 +39,7 @@ export const rlCheckEnvironment = defineTool({
         models: z.array(
           z.object({
             model: z.string(),
-            groups: z.number(),
-            mixed_share: z.number(),
-            all_right_share: z.number(),
-            all_wrong_share: z.number(),
-            reward_range: z.tuple([z.number(), z.number()]).nullable(),
-            invalid_rewards: z.number(),
-            rewards: z.number(),
+            ...signalSchema.shape,
             error: z.string().optional(),
             cost: cost.optional(),
           }),

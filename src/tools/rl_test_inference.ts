@@ -7,6 +7,7 @@ import { DEFAULT_TEST_MODELS } from '../runtime/inference/models.js';
 import { defineTool, type ToolContext } from './define.js';
 import { registryJobTask } from './jobTasks.js';
 import { modesById } from './argumentErrors.js';
+import { signalSchema } from './readinessSchema.js';
 import type { TestAnswer } from '../runtime/inference/answer.js';
 import type { WaitOptions } from '../runtime/jobs/wait.js';
 import { serverEntriesNeeded } from '../runtime/environments/tinkerReadiness.js';
@@ -87,16 +88,7 @@ const modelResult = z.object({
     .optional()
     .describe('Measured tokens per rollout: what rl_estimate_cost uses for this environment'),
   endpoint: z.string().optional(),
-  signal: z
-    .object({
-      groups: z.number(),
-      mixed_share: z.number(),
-      all_right_share: z.number(),
-      all_wrong_share: z.number(),
-      reward_range: z.tuple([z.number(), z.number()]).nullable(),
-      invalid_rewards: z.number(),
-      rewards: z.number(),
-    })
+  signal: signalSchema
     .optional()
     .describe('Share of groups whose scores differ (the training signal), all right, all wrong; invalid rewards (None, NaN) apart from zeros'),
 });

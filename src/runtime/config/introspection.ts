@@ -7,10 +7,9 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadExeca } from '../../core/onDemand.js';
 import * as z from 'zod';
 import { staticFields, withKnownConstraints } from './baseEnvConfig.js';
-import { childEnv } from '../../core/childEnv.js';
+import { runPythonHelper } from './pythonHelper.js';
 import { UserError } from '../../core/errors.js';
 import type { FieldInfo } from './fields.js';
 import { SERVER_CONFIGS_SHAPES, type TinkerFacts } from '../environments/tinkerReadiness.js';
@@ -160,22 +159,7 @@ export class Introspector {
     if (env.config_class) args.push('--config-class', env.config_class);
     if (staticReason !== undefined) args.push('--static-only', staticReason);
     const timeoutSeconds = this.settings.introspectTimeoutSeconds;
-    const { execa } = await loadExeca();
-    const subprocess = execa(this.settings.python, args, {
-      cwd: this.settings.root,
-      env: childEnv(this.settings.processEnv),
-      extendEnv: false,
-      stdin: 'ignore',
-      timeout: timeoutSeconds * 1000,
-      killSignal: 'SIGKILL',
-      cancelSignal: signal,
-      maxBuffer: 16 * 1024 * 1024,
-      reject: false,
-    });
-    // Processes the environment started hold the helper's stdout/stderr open, so the answer would
-    // wait for them (past the timeout too): the helper leads its own group, which dies with it.
-    void subprocess.once('exit', () => killGroup(subprocess.pid));
-    const child = await subprocess;
+    const child = await runPythonHelper(this.settings, { args, timeoutSeconds, signal });
     if (child.isCanceled) throw new Error('introspection cancelled by the client');
     if (child.timedOut) throw new HelperFailure(`importing the environment did not finish within ${timeoutSeconds} s (RL_INTROSPECT_TIMEOUT_SECONDS)`);
     if (child.code === 'ENOENT' || child.code === 'EACCES') {
@@ -195,15 +179,6 @@ export class Introspector {
 async function filesStamp(paths: readonly string[]): Promise<string> {
   const stats = await Promise.all(paths.map((p) => stat(p).catch(() => undefined)));
   return stats.map((s) => (s ? `|${s.mtimeMs}:${s.size}` : '|gone')).join('');
-}
-
-/** Kills what is left of a helper's process group (helpers lead their own, so what an environment started dies with them). */
-export function killGroup(pid: number | undefined): void {
-  try {
-    if (pid !== undefined) process.kill(-pid, 'SIGKILL');
-  } catch {
-    // ESRCH: nothing left in the group (or the helper died before it made one).
-  }
 }
 
 function safeJson(text: string): unknown {

@@ -12,13 +12,11 @@ import * as z from 'zod';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { INFERENCE_TEST_RESULT, inferenceTestDir, readinessRoot } from '../../core/files/home.js';
 import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';
-import { childEnv } from '../../core/childEnv.js';
 import { UserError } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
-import { loadExeca } from '../../core/onDemand.js';
 import type { CoreServices } from '../../core/services.js';
 import { FileLock } from '../../core/os/fileLock.js';
-import { killGroup } from '../config/introspection.js';
+import { runPythonHelper } from '../config/pythonHelper.js';
 import { stepTokens, tokensUsd, type RunShape } from '../cost/estimate.js';
 import { savePromptLengths } from '../cost/lengthStore.js';
 import { frameworkOfEnvironment } from '../environments/report.js';
@@ -252,21 +250,8 @@ export class Readiness {
     const env = selection.environment;
     const framework = env.vf_env_id !== undefined ? 'verifiers' : frameworkOfEnvironment(env);
     const request = { framework, file_path: env.file_path, class_name: 'class_name' in env ? env.class_name : undefined, recipe: env.recipe, vf_env_id: env.vf_env_id, root: settings.root, values: this.runValues(selection), items };
-    const { execa } = await loadExeca();
     // No key reaches the check: childEnv passes none, and the model is the helper's own stand-in.
-    const subprocess = execa(settings.python, ['-B', CHECK_SCRIPT], {
-      cwd: settings.root,
-      env: childEnv(settings.processEnv),
-      extendEnv: false,
-      input: JSON.stringify(request),
-      timeout: HELPER_TIMEOUT_SECONDS * 1000,
-      killSignal: 'SIGKILL',
-      cancelSignal: signal,
-      maxBuffer: 16 * 1024 * 1024,
-      reject: false,
-    });
-    void subprocess.once('exit', () => killGroup(subprocess.pid));
-    const child = await subprocess;
+    const child = await runPythonHelper(settings, { args: ['-B', CHECK_SCRIPT], input: JSON.stringify(request), timeoutSeconds: HELPER_TIMEOUT_SECONDS, signal });
     if (child.isCanceled) throw new UserError('The check was cancelled by the client; nothing was kept.');
     if (child.timedOut) return failed(framework, `it did not finish within ${HELPER_TIMEOUT_SECONDS} s (an environment whose setup downloads or waits on something)`);
     const parsed = child.exitCode === 0 ? OBSERVATIONS.safeParse(safeJson(child.stdout)) : undefined;

@@ -116,7 +116,9 @@ test('one server process per call: select -> edit -> start -> status carry on th
   const started = call('rl_start_training');
   assert.equal(started.environment, 'gsm8k');
   assert.equal(parse(readFileSync(started.config_path, 'utf8')).env.group_size, 8);
-  const status = call('rl_check_status', `run_id=${started.run_id}`);
+  // The Inspector reads each --tool-arg value as JSON first: an id such as 12345678 or 5e123456 would
+  // arrive as a number (or not at all), so the id goes as a JSON string, as a user of the CLI must send it.
+  const status = call('rl_check_status', `run_id=${JSON.stringify(started.run_id)}`);
   assert.equal(status.run_id, started.run_id);
   assert.ok(['starting', 'running', 'completed'].includes(status.status), JSON.stringify(status));
 });

@@ -22,6 +22,7 @@ Scores are numbers, null for None, or "NaN"/"inf"/"<type>" for what is not a fin
 Anything the environment prints goes to stderr so stdout stays one JSON document.
 """
 import asyncio
+import functools
 import importlib
 import importlib.util
 import json
@@ -56,6 +57,25 @@ def where(err):
 
 def crash(err):
     return f"{last_line(err)}{where(err)}"
+
+
+class Step:
+    """One step of a check, recorded in out["steps"]: ok when its block ends, unless the block
+    recorded its own failure; a crash is printed for the log, recorded, and ends the block. The
+    caller stops the check when `step.ok` is false."""
+
+    def __init__(self, out, name):
+        self.out, self.name, self.ok = out, name, False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        if err is not None:
+            traceback.print_exception(kind, err, tb)
+            self.out["steps"][self.name] = {"ok": False, "error": crash(err)}
+        self.ok = self.out["steps"].setdefault(self.name, {"ok": True})["ok"]
+        return True
 
 
 def score_value(value):
@@ -246,15 +266,17 @@ def scores_of_group(group, completions):
     return [score_value(s) for s in raw] or None
 
 
-# --- Atropos ---------------------------------------------------------------------------------------
-
+@functools.cache
 def load_introspect():
-    """python/introspect.py, for importing an environment file as a run does."""
+    """python/introspect.py, the helpers' shared code: importing an environment file as a run does,
+    a helper's own process group and output stream."""
     spec = importlib.util.spec_from_file_location("_rl_mcp_introspect", os.path.join(os.path.dirname(os.path.abspath(__file__)), "introspect.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
+
+# --- Atropos ---------------------------------------------------------------------------------------
 
 COUNT_SKIP = {"completion_lengths", "backlog", "percent_correct_buffer", "eval_metrics", "server_configs", "rollouts_for_wandb"}
 
@@ -281,15 +303,12 @@ def count_items(env):
 
 async def check_atropos(request, out, stand_in):
     introspect = load_introspect()
-    try:
+    with Step(out, "import") as step:
         module = introspect.import_module(os.path.abspath(request["file_path"]), request["root"])
         env_cls = getattr(module, request["class_name"])
-        out["steps"]["import"] = {"ok": True}
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["import"] = {"ok": False, "error": crash(err)}
+    if not step.ok:
         return
-    try:
+    with Step(out, "config") as step:
         env_config, server_configs = env_cls.config_init()
         merged = {**env_config.model_dump(), **{k: v for k, v in request["values"].items() if k in type(env_config).model_fields and v is not None}}
         env_config = type(env_config).model_validate(merged)
@@ -302,12 +321,9 @@ async def check_atropos(request, out, stand_in):
         server = server_cls(model_name=model_name, base_url=stand_in.url, api_key="stand-in", server_type="openai",
                             **({"health_check": False} if "health_check" in fields else {}), **({"timeout": CALL_TIMEOUT_SECONDS} if "timeout" in fields else {}))
         probe_config = env_config.model_copy(update={"use_wandb": False, "data_path_to_save_groups": None, "group_size": PROBE_GROUP})
-        out["steps"]["config"] = {"ok": True}
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["config"] = {"ok": False, "error": crash(err)}
+    if not step.ok:
         return
-    try:
+    with Step(out, "data") as step:
         env = env_cls(config=probe_config, server_configs=[server], slurm=False, testing=False)
         await asyncio.wait_for(env.setup(), 60)
         count, where_from = count_items(env)
@@ -322,10 +338,7 @@ async def check_atropos(request, out, stand_in):
             out["steps"]["data"] = {"ok": False, "error": "get_next_item() returned None: no items"}
             return
         out["sample"] = short(items[0])
-        out["steps"]["data"] = {"ok": True}
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["data"] = {"ok": False, "error": crash(err)}
+    if not step.ok:
         return
 
     async def score(completions):
@@ -378,16 +391,13 @@ class _Captured(Exception):
 
 async def check_cookbook(request, out):
     recipe = request["recipe"]
-    try:
+    with Step(out, "import") as step:
         train_module = importlib.import_module(f"tinker_cookbook.recipes.{recipe}.train")
         rl_train = importlib.import_module("tinker_cookbook.rl.train")
-        out["steps"]["import"] = {"ok": True}
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["import"] = {"ok": False, "error": crash(err)}
+    if not step.ok:
         return
     log_dir = tempfile.mkdtemp(prefix="rl-check-")
-    try:
+    with Step(out, "config") as step:
         values = {k: v for k, v in request["values"].items() if v is not None}
         values.update(log_path=os.path.join(log_dir, "log"), wandb_project=None)
         cli_config = train_module.CLIConfig(**{k: v for k, v in values.items() if k in _chz_fields(train_module.CLIConfig)})
@@ -405,14 +415,10 @@ async def check_cookbook(request, out):
         except _Captured as captured:
             config = captured.config
         out["group_size"] = getattr(cli_config, "group_size", None)
-        out["steps"]["config"] = {"ok": True}
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["config"] = {"ok": False, "error": crash(err)}
-        shutil.rmtree(log_dir, ignore_errors=True)
-        return
     shutil.rmtree(log_dir, ignore_errors=True)
-    try:
+    if not step.ok:
+        return
+    with Step(out, "data") as step:
         dataset, _test = await config.dataset_builder()
         batch = list(dataset.get_batch(0))
         out["items_count"] = len(dataset) * len(batch)
@@ -423,10 +429,7 @@ async def check_cookbook(request, out):
             return
         first = (await builders[0].make_envs())[0]
         out["sample"] = short({k: v for k, v in vars(first).items() if not k.startswith("_") and k not in ("renderer",)})
-        out["steps"]["data"] = {"ok": True}
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["data"] = {"ok": False, "error": crash(err)}
+    if not step.ok:
         return
     out["unchecked"].append("max_token_length: cookbook recipes bound completions (max_tokens), not prompt + completion; prompt lengths are reported, not compared")
     prompt_tokens = []
@@ -522,34 +525,25 @@ def _client(stand_in):
 
 
 async def check_verifiers(request, out, stand_in):
-    try:
+    with Step(out, "import") as step:
         import verifiers as vf
-        out["steps"]["import"] = {"ok": True}
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["import"] = {"ok": False, "error": crash(err)}
+    if not step.ok:
         return
-    try:
+    with Step(out, "config") as step:
         args = request["values"].get("vf_env_args")
         env_args = json.loads(args) if isinstance(args, str) and args.strip() else (args or {})
         env = vf.load_environment(request["vf_env_id"], **env_args)
-        out["steps"]["config"] = {"ok": True}
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["config"] = {"ok": False, "error": crash(err)}
+    if not step.ok:
         return
-    try:
+    with Step(out, "data") as step:
         dataset = env.get_dataset()
         out["items_count"] = len(dataset)
         out["items_note"] = "rows of the environment's dataset"
         rows = dataset.select(range(min(request["items"], len(dataset)))).to_list()
         out["sample"] = short({k: v for k, v in rows[0].items() if k != "prompt"}) if rows else None
-        out["steps"]["data"] = {"ok": bool(rows), **({} if rows else {"error": "the dataset is empty"})}
         if not rows:
-            return
-    except BaseException as err:
-        traceback.print_exc()
-        out["steps"]["data"] = {"ok": False, "error": crash(err)}
+            out["steps"]["data"] = {"ok": False, "error": "the dataset is empty"}
+    if not step.ok:
         return
     out["unchecked"].append("max_token_length: verifiers environments declare none; prompt lengths are reported, not compared")
     client = _client(stand_in)
@@ -589,12 +583,7 @@ async def check_verifiers(request, out, stand_in):
 # --- main -----------------------------------------------------------------------------------------
 
 def main():
-    try:
-        os.setpgid(0, 0)
-    except OSError:
-        pass
-    out_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
+    out_stream = load_introspect().isolate_helper()
     request = json.load(sys.stdin)
     request.setdefault("values", {})
     request.setdefault("items", 5)

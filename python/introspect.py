@@ -548,6 +548,21 @@ def last_line(err):
     return (lines[-1] if lines else type(err).__name__)[:MAX_TEXT]
 
 
+
+def isolate_helper():
+    """What a helper that runs environment code does first (this one and check_environment.py).
+    It leads a process group of its own: whatever the environment starts (a downloader, a worker
+    pool) inherits its pipes, and the server kills the group when the helper ends. Environment code
+    may print or spawn children that write to fd 1, so fd 1 goes to stderr; the answer is written
+    to the stream returned, the original stdout."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    return out
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--file", required=True)
@@ -557,16 +572,7 @@ def main():
     parser.add_argument("--static-only", metavar="REASON")
     args = parser.parse_args()
 
-    # Lead a process group of our own: whatever the environment starts (a downloader, a worker
-    # pool) inherits our pipes, and the server kills the group when this process ends.
-    try:
-        os.setpgid(0, 0)
-    except OSError:
-        pass
-
-    # Environment code may print or spawn children that write to fd 1: route it all to stderr.
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
+    out = isolate_helper()
 
     path = os.path.abspath(args.file)
     result = None

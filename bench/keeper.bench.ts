@@ -12,9 +12,10 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runsRoot } from '../src/core/files/home.js';
 import { createLogger } from '../src/core/logger.js';
 import { SecretRedactor } from '../src/core/redact.js';
 import type { Settings } from '../src/core/settings.js';
@@ -60,13 +61,28 @@ function managerFor(settings: Settings, runtime: Runtime, launcher?: KeeperLaunc
   return new RunManager({ settings, redactor, logger: createLogger({ level: 'warn', home: settings.home, redactor }) }, runtime.runs.usage, launcher);
 }
 
-async function until(runs: RunManager, id: string, done: (r: RunRecord) => boolean, seconds = 120): Promise<RunRecord> {
+/**
+ * The run's record once `done` holds: read on each change in its directory (run.json is replaced
+ * by a rename) and at least every 50 ms. A tighter poll would load the host whose CPU the starts
+ * share (four runs polled every 5 ms cost about a third of a core).
+ */
+async function until(runs: RunManager, home: string, id: string, done: (r: RunRecord) => boolean, seconds = 120): Promise<RunRecord> {
   const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const entry = runs.get(id);
-    if (!isDamaged(entry) && done(entry)) return entry;
-    if (Date.now() > deadline) throw new Error(`run ${id}: ${JSON.stringify(entry).slice(0, 500)}`);
-    await sleep(5);
+  let wake = (): void => undefined;
+  const watcher = watch(join(runsRoot(home), id), { persistent: false }, () => wake());
+  watcher.on('error', () => watcher.close());
+  try {
+    for (;;) {
+      const entry = runs.get(id);
+      if (!isDamaged(entry) && done(entry)) return entry;
+      if (Date.now() > deadline) throw new Error(`run ${id}: ${JSON.stringify(entry).slice(0, 500)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50);
+        wake = () => (clearTimeout(timer), resolve());
+      });
+    }
+  } finally {
+    watcher.close();
   }
 }
 
@@ -137,37 +153,37 @@ export default async function keeperBench(): Promise<BenchFigure[]> {
   const floorGroups: number[] = [];
   try {
     const { config } = await runtime.selection.select('gsm8k');
-    const startToRunning = async (runs: RunManager, times: number[]): Promise<string> => {
+    const startToRunning = async (runs: RunManager, home: string, times: number[]): Promise<string> => {
       // Each start on a quiet host: the last run's processes gone, and the keeper a server keeps
       // waiting after a start booted (it starts 3 s after the start before), as it is for any
       // start but a server's first.
       await sleep(SETTLE_MS);
       const started = performance.now();
       const { record } = await runs.start(config);
-      await until(runs, record.run_id, running);
+      await until(runs, home, record.run_id, running);
       times.push((performance.now() - started) / 1000);
       return record.run_id;
     };
     for (let round = 0; round < ROUNDS; round++) {
-      const id = await startToRunning(keepers, withKeeper);
+      const id = await startToRunning(keepers, kept.settings.home, withKeeper);
       if (round === 0) {
         await sleep(2_000);
         memory = memoryOf(keepers.keeperOf(id)!);
       }
       await keepers.stop(id);
-      await until(keepers, id, gone(keepers, id));
-      const inner = await startToRunning(baseline, inProcess);
+      await until(keepers, kept.settings.home, id, gone(keepers, id));
+      const inner = await startToRunning(baseline, inside.settings.home, inProcess);
       await baseline.stop(inner);
-      await until(baseline, inner, (r) => r.status === 'stopped');
+      await until(baseline, inside.settings.home, inner, (r) => r.status === 'stopped');
     }
 
     const started = performance.now();
     const ids = (await Promise.all(Array.from({ length: CONCURRENT }, () => keepers.start(config)))).map((s) => s.record.run_id);
-    await Promise.all(ids.map((id) => until(keepers, id, running)));
+    await Promise.all(ids.map((id) => until(keepers, kept.settings.home, id, running)));
     fourAtOnce = (performance.now() - started) / 1000;
     const records = ids.map((id) => keepers.get(id) as RunRecord);
     await Promise.all(ids.map((id) => keepers.stop(id)));
-    await Promise.all(ids.map((id) => until(keepers, id, gone(keepers, id))));
+    await Promise.all(ids.map((id) => until(keepers, kept.settings.home, id, gone(keepers, id))));
 
     const logDir = join(dir, 'floor');
     mkdirSync(logDir);
@@ -177,9 +193,9 @@ export default async function keeperBench(): Promise<BenchFigure[]> {
 
     // No server alive: the manager that started the run is closed, the keeper alone stops it.
     const { record } = await starvingRuns.start(config);
-    await until(starvingRuns, record.run_id, running);
+    await until(starvingRuns, starving.settings.home, record.run_id, running);
     await starvingRuns.close();
-    const ended = await until(starvingRuns, record.run_id, gone(starvingRuns, record.run_id), 60);
+    const ended = await until(starvingRuns, starving.settings.home, record.run_id, gone(starvingRuns, record.run_id), 60);
     const o = ended.observed;
     const lastSign = Math.max(...[ended.running_at, o?.step_completed_at, o?.data_last_at].filter((x): x is string => x !== undefined).map(Date.parse));
     const limit = (o?.steps_completed ? 1 : 2) * STALL_SECONDS;

@@ -9,7 +9,7 @@ import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { RUN_FILES } from './core/files/home.js';
-import { loadExeca } from './core/onDemand.js';
+import { yaml } from './core/onDemand.js';
 import { loadSettings } from './runtime/config/settings.js';
 import { WAIT_FOR_RUN } from './runtime/runs/keeperSpawn.js';
 import { keepRun } from './runtime/runs/keeper/keeper.js';
@@ -21,8 +21,8 @@ async function runToKeep(args: string[]): Promise<{ runDir: string; token?: stri
     process.exit(2);
   }
   if (args[0] !== WAIT_FOR_RUN) return { runDir: args[0]! };
-  // Loaded while it waits: launching the run's first process would wait for it otherwise.
-  void loadExeca();
+  // Loaded while it waits: the settings read once the run is handed over parse that file with it.
+  if (process.env.RL_MCP_CONFIG) yaml();
   for await (const line of createInterface({ input: process.stdin })) {
     process.stdin.destroy();
     return JSON.parse(line) as { runDir: string; token: string };

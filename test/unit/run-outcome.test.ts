@@ -1,6 +1,6 @@
 /**
  * The pure rules of a run's life, without a process: the outcome rules (what ends a run, and
- * how), each start-up stage's readiness, and the supervisor's transition table.
+ * how), each start-up stage's readiness and how often it is probed, and the supervisor's transition table.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { judge, type ProcessEnd, type RunFacts, verdictOf } from '../../src/runt
 import { apiReadiness, envReadiness, INFERENCE_GRACE_MS, STAGE_GOAL, trainerReadiness } from '../../src/runtime/runs/atropos/readiness.js';
 import type { Readiness, Verdict } from '../../src/runtime/runs/seams/framework.js';
 import { atStage } from '../../src/runtime/runs/supervision/stages.js';
+import { probeDelayMs } from '../../src/runtime/runs/supervision/startup.js';
 import type { RunRecord } from '../../src/runtime/runs/seams/record.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -131,6 +132,19 @@ for (const row of READINESS) {
     else assert.ok(typeof row.got === 'object' && row.got.status === 'failed' && row.got.error_process === 'trainer' && /port 8123/.test(row.got.error!), JSON.stringify(row.got));
   });
 }
+
+test('a stage probes its readiness at a tenth of its wait so far, every 50 to 250 ms (table)', () => {
+  const rows: Array<[number, number]> = [
+    [0, 50],
+    [300, 50],
+    [500, 50],
+    [1_000, 100],
+    [2_000, 200],
+    [2_500, 250],
+    [600_000, 250],
+  ];
+  for (const [waited, delay] of rows) assert.equal(probeDelayMs(waited), delay, `after ${waited} ms`);
+});
 
 test('a start-up failure names its stage; a completion is left alone', () => {
   assert.match(atStage('trainer', STAGE_GOAL.trainer, failed('trainer', 'boom')).error!, /^Start-up failed at stage 'trainer' \(waiting for the trainer to register .*\): boom$/);

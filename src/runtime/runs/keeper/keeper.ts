@@ -12,7 +12,7 @@
 import { watch } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { createLogger, type Logger } from '../../../core/logger.js';
-import { runIndexPath } from '../../../core/files/home.js';
+import { RUN_FILES, runIndexPath } from '../../../core/files/home.js';
 import { SecretRedactor } from '../../../core/redact.js';
 import type { CoreServices } from '../../../core/services.js';
 import { secretValues, type Settings } from '../../../core/settings.js';
@@ -138,7 +138,11 @@ export async function keepRun(settings: Settings, runDir: string, token?: string
   const k: Keeping = { core, store, lock, index, usage: new RunUsage(core, new TinkerApi(core), store), leaving: new AbortController() };
   let supervisor: RunSupervisor | undefined;
   // A request written by a server is seen at once; the supervisor's tick looks every second anyway.
-  const requests = watch(runDir, { persistent: false }, () => supervisor?.look());
+  // Only its name wakes the keeper: the run's logs and records are written in the same directory,
+  // many times a second while the run starts.
+  const requests = watch(runDir, { persistent: false }, (_event, name) => {
+    if (name === null || name === RUN_FILES.stopRequest) supervisor?.look();
+  });
   requests.on('error', () => requests.close());
   const leave = (): void => {
     k.leaving.abort();

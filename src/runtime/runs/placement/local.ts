@@ -5,7 +5,7 @@
  */
 import { UserError } from '../../../core/errors.js';
 import type { Placement } from '../seams/placement.js';
-import { detachedLauncher, stopGroup, watchAdopted } from '../supervision/processes.js';
+import { launchDetached, stopGroup, watchAdopted } from '../supervision/processes.js';
 import { isSameProcess } from '../../../core/os/processTable.js';
 
 export const LOCAL: Placement = {
@@ -21,14 +21,12 @@ export const LOCAL: Placement = {
     return { write: () => undefined };
   },
   allocate: () => Promise.resolve('ready'),
-  launcher: async () => {
-    const launch = await detachedLauncher();
-    return (spec) => {
-      const launched = launch(spec.command, { cwd: spec.cwd, env: spec.env, logPath: spec.logPath });
+  launcher: () =>
+    Promise.resolve((spec) => {
+      const launched = launchDetached(spec.command, { cwd: spec.cwd, env: spec.env, logPath: spec.logPath });
       const { pid } = launched;
       return { exited: launched.exited, ...(pid !== undefined ? { identity: { pid, pgid: pid, start_time: launched.startTime } } : {}) };
-    };
-  },
+    }),
   isAlive: (p) => typeof p.pid === 'number' && isSameProcess(p.pid, p.start_time ?? null),
   handle: (p) => ({ pid: p.pid, start_time: p.start_time }),
   describe: (p) => `process group ${p.pid}`,

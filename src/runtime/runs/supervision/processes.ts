@@ -3,11 +3,10 @@
  * with stdout and stderr going straight into its log file, so it keeps running and logging
  * when its keeper dies; stopping signals the whole group, so grandchildren go too.
  */
+import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { loadExeca, type Execa } from '../../../core/onDemand.js';
 import type { ExitInfo, StopResult } from '../seams/placement.js';
 import { isSameProcess, liveGroup, processStartTime, signalGroup } from '../../../core/os/processTable.js';
-
 
 export interface Launched {
   /** Undefined when the process could not be started; `exited` then carries spawn_error. */
@@ -16,37 +15,24 @@ export interface Launched {
   exited: Promise<ExitInfo>;
 }
 
-/** Starts `command` detached with its output appended to `logPath`; synchronous up to the pid. */
-export type LaunchDetached = (command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }) => Launched;
-
-/** The launcher, once what it needs is loaded (on first use); launching itself is synchronous. */
-export async function detachedLauncher(): Promise<LaunchDetached> {
-  const { execa } = await loadExeca();
-  return (command, opts) => launchDetached(execa, command, opts);
-}
-
-function launchDetached(execa: Execa['execa'], command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }): Launched {
-  // A descriptor number goes straight to spawn: the child writes the file itself and keeps
-  // logging if the keeper dies (execa's types list only the numbers 1-9).
-  const fd = openSync(opts.logPath, 'a') as 3;
+/**
+ * Starts `command` detached with its output appended to `logPath`; synchronous up to the pid.
+ * Node's own spawn: a keeper is these processes' parent and needs no more than their exit code
+ * and signal, and a keeper started cold (several runs starting at once) must not load a library
+ * on the run's way to its first process.
+ */
+export function launchDetached(command: readonly string[], opts: { cwd: string; env: Record<string, string>; logPath: string }): Launched {
+  // The child writes the file itself and keeps logging if the keeper dies.
+  const fd = openSync(opts.logPath, 'a');
   try {
-    const child = execa(command[0]!, command.slice(1), {
-      cwd: opts.cwd,
-      env: opts.env,
-      extendEnv: false,
-      detached: true,
-      cleanup: false,
-      reject: false,
-      buffer: false,
-      stdin: 'ignore',
-      stdout: fd,
-      stderr: fd,
+    const child = spawn(command[0]!, command.slice(1), { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', fd, fd] });
+    const exited = new Promise<ExitInfo>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ exit_code: code, signal }));
+      // Emitted instead of 'exit' when it could not be started (ENOENT, EACCES, a missing cwd).
+      child.once('error', (err) => {
+        if (child.pid === undefined) resolve({ exit_code: null, signal: null, spawn_error: err.message });
+      });
     });
-    const exited = child.then((r) => ({
-      exit_code: r.exitCode ?? null,
-      signal: r.signal ?? null,
-      ...(child.pid === undefined ? { spawn_error: r.shortMessage } : {}),
-    }));
     return { pid: child.pid, startTime: child.pid === undefined ? null : (processStartTime(child.pid) ?? null), exited };
   } finally {
     // The child holds its own copy of the descriptor.

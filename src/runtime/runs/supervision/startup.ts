@@ -18,8 +18,13 @@ import { judgeRun } from './judging.js';
 import { atStage, stageTimedOut } from './stages.js';
 import { now, type TrackedRun } from './trackedRun.js';
 
-/** Readiness probes while a stage starts; events (exits, log writes) wake the wait sooner. */
-const PROBE_INTERVAL_MS = 250;
+/**
+ * How long a stage waits before probing its readiness again, `waitedMs` into it: a tenth of the
+ * wait so far, between 50 and 250 ms. A process that is ready in a second is seen within 50 ms of
+ * it, and one that loads a model for minutes is probed four times a second, not twenty. Events
+ * (exits, log writes) wake the wait sooner.
+ */
+export const probeDelayMs = (waitedMs: number): number => Math.min(250, Math.max(50, waitedMs / 10));
 
 /** `ready`: every stage is; `interrupted`: the supervisor left `starting` meanwhile; a verdict: it failed. */
 export type StartUpResult = 'ready' | 'interrupted' | Verdict;
@@ -130,6 +135,7 @@ export class StartUp {
     const goal = this.ctx.framework.stageGoal(stage);
     const deadline = Date.parse(this.run.record.phase_started_at) + timeoutS * 1000;
     const watchers = this.probe.wakeOn(stage).flatMap((path) => this.watchFile(path));
+    const waitingSince = Date.now();
     try {
       for (;;) {
         if (!this.starting()) return 'interrupted';
@@ -138,7 +144,7 @@ export class StartUp {
         if (readiness === 'ready') return 'ready';
         if (readiness !== 'waiting') return atStage(stage, goal, readiness);
         if (Date.now() >= deadline) return stageTimedOut(stage, goal, timeoutS);
-        await this.waker.sleep(Math.min(PROBE_INTERVAL_MS, deadline - Date.now()));
+        await this.waker.sleep(Math.min(probeDelayMs(Date.now() - waitingSince), deadline - Date.now()));
       }
     } finally {
       for (const w of watchers) w.close();

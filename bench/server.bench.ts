@@ -247,7 +247,7 @@ export default async function serverBench(): Promise<BenchFigure[]> {
         unit: 'MiB',
         baseline: ref('idle RSS', med(reference, (s) => s.rssMiB), 'MiB'),
         target: '<= 1.0x server-filesystem',
-        note: `bare node process: ${median(bare.map((b) => b.rssMiB)).toFixed(1)} MiB; ${sdkFloor.name}: ${med(sdkFloor, (s) => s.rssMiB).toFixed(1)} MiB`,
+        note: `ratio ${ratio(ours, (s) => s.rssMiB)}; bare node process: ${median(bare.map((b) => b.rssMiB)).toFixed(1)} MiB; ${sdkFloor.name}: ${med(sdkFloor, (s) => s.rssMiB).toFixed(1)} MiB`,
       },
       {
         name: `tools/list, warm connection (median of ${WARM_CALLS})`,

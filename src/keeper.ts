@@ -6,10 +6,9 @@
  * exits; no MCP here. What it prints itself (a crash) goes to the run's keeper.log.
  */
 import { appendFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { RUN_FILES } from './core/files/home.js';
-import { yaml } from './core/onDemand.js';
+import { nodeReadline, yaml } from './core/onDemand.js';
 import { loadSettings } from './runtime/config/settings.js';
 import { WAIT_FOR_RUN } from './runtime/runs/keeperSpawn.js';
 import { keepRun } from './runtime/runs/keeper/keeper.js';
@@ -23,7 +22,7 @@ async function runToKeep(args: string[]): Promise<{ runDir: string; token?: stri
   if (args[0] !== WAIT_FOR_RUN) return { runDir: args[0]! };
   // Loaded while it waits: the settings read once the run is handed over parse that file with it.
   if (process.env.RL_MCP_CONFIG) yaml();
-  for await (const line of createInterface({ input: process.stdin })) {
+  for await (const line of nodeReadline().createInterface({ input: process.stdin })) {
     process.stdin.destroy();
     return JSON.parse(line) as { runDir: string; token: string };
   }

@@ -183,6 +183,19 @@ function zodNamedImports(files: readonly SourceFile[]): string[] {
   return files.flatMap((f) => [...f.text.matchAll(/^import \{[^}]*\} from 'zod';/gm)].map((m) => `${f.path}:${f.text.slice(0, m.index).split('\n').length} ${m[0]}`));
 }
 
+/**
+ * Node's modules a server start does not need (HTTP, TLS, zlib, child processes, readline) load on
+ * first use through src/core/onDemand.ts: a static import anywhere loads them at every start (about
+ * 4 MiB of an idle server's memory together). Type-only imports load nothing.
+ */
+const ON_DEMAND_BUILTINS = /^import (?!type )[^;]*from 'node:(http|https|tls|zlib|child_process|readline)';/gm;
+
+function startLoadedBuiltins(files: readonly SourceFile[]): string[] {
+  return files
+    .filter((f) => f.path !== 'core/onDemand.ts')
+    .flatMap((f) => [...f.text.matchAll(ON_DEMAND_BUILTINS)].map((m) => `${f.path}:${f.text.slice(0, m.index).split('\n').length} imports node:${m[1]}`));
+}
+
 const files = load();
 
 test('only the MCP folders (src/tools, src/resources, src/server) import the MCP SDK', () => {
@@ -213,6 +226,10 @@ test("zod is imported as a namespace (import * as z from 'zod'), so the bundle k
   assert.deepEqual(zodNamedImports(files), []);
 });
 
+test('Node modules a start does not need (HTTP, TLS, zlib, child processes, readline) are loaded on first use, through src/core/onDemand.ts', () => {
+  assert.deepEqual(startLoadedBuiltins(files), []);
+});
+
 test('the rules can fail: planted breaches of each are caught', () => {
   const planted = [
     parse('runtime/runs/a.ts', "import { Server } from '@modelcontextprotocol/server';\nimport type { B } from './b.js';"),
@@ -236,4 +253,7 @@ test('the rules can fail: planted breaches of each are caught', () => {
   assert.deepEqual(oversized([parse('core/long.ts', `export function f(): void {\n${'  void 0;\n'.repeat(MAX_FUNCTION_LINES)}}\n`)]), [`core/long.ts:1 f: ${MAX_FUNCTION_LINES + 2} lines`]);
   assert.throws(() => layerOf('mcp/server.ts'), /outside the known folders/);
   assert.deepEqual(zodNamedImports([parse('tools/t.ts', "import type { z } from 'zod';\nimport { z } from 'zod';")]), ["tools/t.ts:2 import { z } from 'zod';"]);
+  assert.deepEqual(startLoadedBuiltins([parse('runtime/p.ts', "import type { IncomingMessage } from 'node:http';\nimport { request } from 'node:https';"), parse('core/onDemand.ts', "import { spawn } from 'node:child_process';")]), [
+    'runtime/p.ts:2 imports node:https',
+  ]);
 });

@@ -4,8 +4,8 @@
  * orphan whose init does not reap it still answers kill(pid, 0)). Linux reads /proc; other
  * systems fall back to `ps`.
  */
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { childProcess } from '../onDemand.js';
 
 const HAS_PROC = (() => {
   try {
@@ -43,7 +43,7 @@ function procStat(pid: number): ProcStat | undefined {
 function psStats(args: string[]): ProcStat[] {
   let out: string;
   try {
-    out = execFileSync('ps', [...args, '-o', 'pid=,pgid=,stat=,lstart='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    out = childProcess().execFileSync('ps', [...args, '-o', 'pid=,pgid=,stat=,lstart='], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
     return [];
   }

@@ -7,7 +7,7 @@
  * are taken from the wire to the endpoint, or said plainly to be unavailable (wireText.ts).
  */
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { nodeReadline } from '../../core/onDemand.js';
 import { isMissing } from '../../core/files/safePath.js';
 import { answered, type WireExchange } from '../inference/wire/exchanges.js';
 import { isPlaceholderGroup } from '../inference/wire/placeholders.js';
@@ -98,7 +98,7 @@ export function sampleRollout(sample: Record<string, unknown>): Rollout | undefi
 export async function readJsonlObjects(path: string, each: (value: Record<string, unknown>) => void): Promise<boolean> {
   const stream = createReadStream(path, { encoding: 'utf8' });
   try {
-    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+    for await (const line of nodeReadline().createInterface({ input: stream, crlfDelay: Infinity })) {
       if (line.trim() === '') continue;
       try {
         const value: unknown = JSON.parse(line);

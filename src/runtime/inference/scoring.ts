@@ -4,7 +4,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { nodeReadline } from '../../core/onDemand.js';
 import { parseTolerantJson } from '../wandb/tolerantJson.js';
 
 export interface StepResult {
@@ -54,7 +54,7 @@ export async function readGroupScores(path: string, onGroup?: (group: unknown) =
   const groups: number[][] = [];
   const stream = createReadStream(path, { encoding: 'utf8' });
   try {
-    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+    for await (const line of nodeReadline().createInterface({ input: stream, crlfDelay: Infinity })) {
       if (line.trim() === '') continue;
       let item: unknown;
       try {

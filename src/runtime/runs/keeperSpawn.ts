@@ -7,10 +7,11 @@
  * on a busy host), and the next start hands its run to it at once. A waiting keeper whose stdin
  * closes (the server exits or dies) exits.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { KEEPER_ENTRY } from '../../core/files/paths.js';
+import { childProcess } from '../../core/onDemand.js';
 import type { Settings } from '../../core/settings.js';
 import { processStartTime } from '../../core/os/processTable.js';
 import type { FileLock } from '../../core/os/fileLock.js';
@@ -64,7 +65,7 @@ function waitingKeeper(settings: Settings): ChildProcess {
   if (!existsSync(KEEPER_ENTRY)) throw new Error(`the run keeper ${KEEPER_ENTRY} is missing: build the package (npm run build)`);
   const env = Object.fromEntries(Object.entries(settings.processEnv).filter((e): e is [string, string] => e[1] !== undefined));
   // What it prints itself goes to its run's keeper.log once it knows its run (src/keeper.ts).
-  const child = spawn(process.execPath, [KEEPER_ENTRY, WAIT_FOR_RUN], { cwd: settings.cwd, env, detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  const child = childProcess().spawn(process.execPath, [KEEPER_ENTRY, WAIT_FOR_RUN], { cwd: settings.cwd, env, detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
   child.on('error', () => undefined);
   child.stdin!.on('error', () => undefined);
   child.unref();

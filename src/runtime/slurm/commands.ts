@@ -4,9 +4,9 @@
  * no key may be in it) with SLURM_CONF passed through, and a deadline: with the controller down
  * every command retries for 9-18 s before it fails. Parsing is apart (jobState.ts) and pure.
  */
-import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { childProcess } from '../../core/onDemand.js';
 
 const ALLOWED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'TZ', 'TMPDIR', 'SLURM_CONF'];
 const COMMAND_TIMEOUT_MS = 30_000;
@@ -30,7 +30,7 @@ export interface CommandResult {
 /** Runs one Slurm command; never throws. */
 export function runSlurm(env: Record<string, string>, command: string, args: readonly string[], timeoutMs = COMMAND_TIMEOUT_MS): Promise<CommandResult> {
   return new Promise((resolve) => {
-    execFile(command, args, { env, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+    childProcess().execFile(command, args, { env, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
       if (err === null) return resolve({ code: 0, stdout, stderr });
       const e = err as NodeJS.ErrnoException & { code?: unknown; killed?: boolean };
       if (e.code === 'ENOENT') return resolve({ code: 'missing', stdout: '', stderr: `${command}: command not found` });

@@ -5,8 +5,8 @@
  * beside its output (`<n>-<model>.wire.jsonl`), one line per request, in the order they finished.
  */
 import { readFile } from 'node:fs/promises';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { isMissing } from '../../../core/files/safePath.js';
+import { nodeZlib } from '../../../core/onDemand.js';
 
 export interface WireMessage {
   role: string;
@@ -91,9 +91,9 @@ function addChoices(texts: string[], json: Json): void {
 function decoded(body: Buffer, encoding: string | undefined): Buffer | undefined {
   try {
     if (!encoding || encoding === 'identity') return body;
-    if (encoding === 'gzip' || encoding === 'x-gzip') return gunzipSync(body);
-    if (encoding === 'deflate') return inflateSync(body);
-    if (encoding === 'br') return brotliDecompressSync(body);
+    if (encoding === 'gzip' || encoding === 'x-gzip') return nodeZlib().gunzipSync(body);
+    if (encoding === 'deflate') return nodeZlib().inflateSync(body);
+    if (encoding === 'br') return nodeZlib().brotliDecompressSync(body);
   } catch {
     // A body cut at the recording limit, or not what it claims to be.
   }

@@ -8,9 +8,9 @@
  * connection error it would report without the proxy.
  */
 import { appendFile } from 'node:fs/promises';
-import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { nodeHttp, nodeHttps } from '../../../core/onDemand.js';
 import type { Logger } from '../../../core/logger.js';
 import type { SecretRedactor } from '../../../core/redact.js';
 import { isCompletionPath, requestFacts, responseFacts, type WireExchange } from './exchanges.js';
@@ -93,7 +93,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, { url: upstrea
   const recorded = req.method === 'POST' && isCompletionPath(target.pathname);
   // Asked for unencoded, so the copy can be read; a client accepts that whatever it offered.
   const headers = { ...forwarded(req.headers), host: upstream.host, 'accept-encoding': 'identity', 'content-length': String(body.length) };
-  const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
+  const send = upstream.protocol === 'https:' ? nodeHttps().request : nodeHttp().request;
   const out = send(target, { method: req.method, headers, agent }, (answer) => {
     const record = (kept: Buffer): void => {
       const facts = responseFacts(kept, answer.headers['content-type'], answer.headers['content-encoding']);
@@ -120,10 +120,10 @@ async function forward(req: IncomingMessage, res: ServerResponse, { url: upstrea
 
 export async function startWireProxy(opts: WireProxyOptions): Promise<WireProxy> {
   const url = new URL(opts.upstream);
-  const upstream = { url, agent: url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }) };
+  const upstream = { url, agent: url.protocol === 'https:' ? new (nodeHttps().Agent)({ keepAlive: true }) : new (nodeHttp().Agent)({ keepAlive: true }) };
   const log = new ExchangeLog(opts);
   let nextSeq = 0;
-  const server = createServer((req, res) => void forward(req, res, upstream, nextSeq++, log, opts.logger).catch(() => req.socket.destroy()));
+  const server = nodeHttp().createServer((req, res) => void forward(req, res, upstream, nextSeq++, log, opts.logger).catch(() => req.socket.destroy()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -2,7 +2,7 @@
  * Side-effect-free HTTP probes of the Atropos API.
  * Never /batch, /register-env or /reset_data: those change the API's state.
  */
-import { request } from 'node:http';
+import { nodeHttp } from '../../../core/onDemand.js';
 
 const PROBE_TIMEOUT_MS = 2_000;
 
@@ -16,7 +16,7 @@ export interface Endpoint {
 export function getJson({ host, port }: Endpoint, path: string): Promise<{ status: number; body: unknown } | undefined> {
   return new Promise((resolve) => {
     // No keep-alive agent: a pooled socket would outlive the probe and hold the event loop.
-    const req = request({ host, port, path, method: 'GET', agent: false, timeout: PROBE_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
+    const req = nodeHttp().request({ host, port, path, method: 'GET', agent: false, timeout: PROBE_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {

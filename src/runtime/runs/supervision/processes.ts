@@ -3,8 +3,8 @@
  * with stdout and stderr going straight into its log file, so it keeps running and logging
  * when its keeper dies; stopping signals the whole group, so grandchildren go too.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { childProcess } from '../../../core/onDemand.js';
 import type { ExitInfo, StopResult } from '../seams/placement.js';
 import { isSameProcess, liveGroup, processStartTime, signalGroup } from '../../../core/os/processTable.js';
 
@@ -25,7 +25,7 @@ export function launchDetached(command: readonly string[], opts: { cwd: string; 
   // The child writes the file itself and keeps logging if the keeper dies.
   const fd = openSync(opts.logPath, 'a');
   try {
-    const child = spawn(command[0]!, command.slice(1), { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', fd, fd] });
+    const child = childProcess().spawn(command[0]!, command.slice(1), { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', fd, fd] });
     const exited = new Promise<ExitInfo>((resolve) => {
       child.once('exit', (code, signal) => resolve({ exit_code: code, signal }));
       // Emitted instead of 'exit' when it could not be started (ENOENT, EACCES, a missing cwd).

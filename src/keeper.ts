@@ -1,30 +1,37 @@
 /**
- * Entry point of a run's keeper: `node dist/keeper.js <run dir>` keeps that run; servers start it
- * as `node dist/keeper.js --wait-for-run` and tell it its run and the token of the lock they
- * handed it on stdin (src/runtime/runs/keeperSpawn.ts), with the server's environment, so it reads
- * the same settings. It keeps the run until it has ended (src/runtime/runs/keeper/keeper.ts), then
+ * Entry point of a run's keeper: `node dist/keeper.js <run dir>` keeps that run, with the settings
+ * of the environment and directory it was started in; servers start it as `node dist/keeper.js
+ * --wait-for-run` with their environment and tell it on stdin its run, the token of the lock they
+ * handed it and the settings they read (src/runtime/runs/keeperSpawn.ts), so a keeper reads no
+ * configuration file on its run's way to its first process. It keeps the run until it has ended (src/runtime/runs/keeper/keeper.ts), then
  * exits; no MCP here. What it prints itself (a crash) goes to the run's keeper.log.
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_FILES } from './core/files/home.js';
-import { nodeReadline, yaml } from './core/onDemand.js';
+import { nodeReadline } from './core/onDemand.js';
+import type { Settings } from './core/settings.js';
 import { loadSettings } from './runtime/config/settings.js';
 import { WAIT_FOR_RUN } from './runtime/runs/keeperSpawn.js';
 import { keepRun } from './runtime/runs/keeper/keeper.js';
 
+/** What a keeper is told: its run, and from a server the lock's token and the server's settings (keys included: a pipe, never argv). */
+interface Told {
+  runDir: string;
+  token?: string;
+  settings?: Settings;
+}
+
 /** The run to keep: from argv, or from the first line on stdin (none when stdin closes first: the server went). */
-async function runToKeep(args: string[]): Promise<{ runDir: string; token?: string } | undefined> {
+async function runToKeep(args: string[]): Promise<Told | undefined> {
   if (args.length !== 1) {
     process.stderr.write('usage: keeper.js <run directory>\n');
     process.exit(2);
   }
   if (args[0] !== WAIT_FOR_RUN) return { runDir: args[0]! };
-  // Loaded while it waits: the settings read once the run is handed over parse that file with it.
-  if (process.env.RL_MCP_CONFIG) yaml();
   for await (const line of nodeReadline().createInterface({ input: process.stdin })) {
     process.stdin.destroy();
-    return JSON.parse(line) as { runDir: string; token: string };
+    return JSON.parse(line) as Told;
   }
   return undefined;
 }
@@ -32,9 +39,9 @@ async function runToKeep(args: string[]): Promise<{ runDir: string; token?: stri
 const run = await runToKeep(process.argv.slice(2));
 if (run === undefined) process.exit(0);
 try {
-  // Read where the server started it (relative paths are the server's), then it lives in its
-  // run's directory: its cwd names the run it keeps, for a look at the process table.
-  const settings = loadSettings();
+  // Read where it was started (relative paths are that directory's), then it lives in its run's
+  // directory: its cwd names the run it keeps, for a look at the process table.
+  const settings = run.settings ?? loadSettings();
   process.chdir(run.runDir);
   await keepRun(settings, run.runDir, run.token);
   process.exit(0);

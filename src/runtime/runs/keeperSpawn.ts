@@ -1,8 +1,8 @@
 /**
  * A server's side of a keeper (keeper/keeper.ts): starting one for a run whose lock the server holds, and
  * handing it the lock. A keeper is detached (its own session), so it outlives the server; its
- * environment is the server's (its settings, the keys its processes need: never on argv). It is
- * told its run on stdin, so one can be started ahead: once a server has started a run it keeps a
+ * environment is the server's (the keys its processes need: never on argv). It is told its run and
+ * the server's settings on stdin, so one can be started ahead: once a server has started a run it keeps a
  * keeper booted and waiting (a Node start and the runs' code loaded, about a quarter of a second
  * on a busy host), and the next start hands its run to it at once. A waiting keeper whose stdin
  * closes (the server exits or dies) exits.
@@ -16,7 +16,7 @@ import type { Settings } from '../../core/settings.js';
 import { processStartTime } from '../../core/os/processTable.js';
 import type { FileLock } from '../../core/os/fileLock.js';
 
-/** The keeper's argument that makes it read its run (`{"runDir", "token"}`, one line) from stdin. */
+/** The keeper's argument that makes it read its run (`{"runDir", "token", "settings"}`, one line) from stdin. */
 export const WAIT_FOR_RUN = '--wait-for-run';
 /** After a keeper was handed a run, the next one starts this much later: not while the run's own processes start. */
 const NEXT_KEEPER_DELAY_MS = 3_000;
@@ -43,7 +43,8 @@ export class DetachedKeepers implements KeeperLauncher {
     const token = randomBytes(8).toString('hex');
     // Named in the lock before it is told its run: it takes the lock by this token.
     lock.handTo(keeper.pid!, processStartTime(keeper.pid!) ?? null, token);
-    keeper.stdin!.end(`${JSON.stringify({ runDir, token })}\n`);
+    // The server's settings go with the run: the keeper reads no configuration file on the run's way to its first process.
+    keeper.stdin!.end(`${JSON.stringify({ runDir, token, settings })}\n`);
     clearTimeout(this.next);
     this.next = setTimeout(() => {
       if (!this.closed) this.waiting ??= waitingKeeper(settings);

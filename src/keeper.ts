@@ -3,8 +3,8 @@
  * of the environment and directory it was started in; servers start it as `node dist/keeper.js
  * --wait-for-run` with their environment and tell it on stdin its run, the token of the lock they
  * handed it and the settings they read (src/runtime/runs/keeperSpawn.ts), so a keeper reads no
- * configuration file on its run's way to its first process. It keeps the run until it has ended (src/runtime/runs/keeper/keeper.ts), then
- * exits; no MCP here. What it prints itself (a crash) goes to the run's keeper.log.
+ * configuration file on its run's way to its first process. It keeps the run until it has ended
+ * (src/runtime/runs/keeper/keeper.ts), then exits; no MCP here. What it prints itself (a crash) goes to the run's keeper.log.
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -4,8 +4,9 @@
  *   bundle (build.ts marks them external), so a start neither reads nor compiles them; the first
  *   run, inference test, discovery or YAML file pays for it once.
  * - Node's own modules for HTTP (readiness probes, the inference test's recording proxy), TLS
- *   behind https, zlib, child processes and reading files line by line: a static import loads each at start, and together they
- *   were about 4 MiB of an idle server's memory (docs/architecture.md, "Build and serving").
+ *   behind https, zlib, child processes and reading files line by line: a static import loads
+ *   each at start, and together they were about 4 MiB of an idle server's memory
+ *   (docs/architecture.md, "Build and serving").
  *   Only this file imports them (test/unit/architecture.test.ts).
  */
 import { createRequire } from 'node:module';

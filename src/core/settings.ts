@@ -144,7 +144,7 @@ export interface Settings {
   configFile?: string;
   /** The environment the server was started with: children get an allow-listed subset of it. */
   processEnv: Readonly<Record<string, string | undefined>>;
-  /** The directory relative settings were read against: a run's keeper reads them again from there. */
+  /** The directory relative settings were read against: a run's keeper starts there. */
   cwd: string;
 }
 

@@ -198,37 +198,18 @@ function startLoadedBuiltins(files: readonly SourceFile[]): string[] {
 
 const files = load();
 
-test('only the MCP folders (src/tools, src/resources, src/server) import the MCP SDK', () => {
-  assert.deepEqual(sdkImportsOutsideMcp(files), []);
-});
+const RULES: Array<[string, (files: readonly SourceFile[]) => string[]]> = [
+  ['only the MCP folders (src/tools, src/resources, src/server) import the MCP SDK', sdkImportsOutsideMcp],
+  ['each layer imports only itself and the layers below it', upwardImports],
+  ['there is no import cycle, type-only imports included', importCycles],
+  ['no two folders of src/runtime import each other, in either direction, through any file', mutualFolders],
+  [`no folder holds more than ${MAX_FOLDER_FILES} source files (src/tools, one file per tool, excepted)`, crowdedFolders],
+  [`no function over ${MAX_FUNCTION_LINES} lines, no file over ${MAX_FILE_LINES} lines`, oversized],
+  ["zod is imported as a namespace (import * as z from 'zod'), so the bundle keeps only the zod it uses", zodNamedImports],
+  ['Node modules a start does not need (HTTP, TLS, zlib, child processes, readline) are loaded on first use, through src/core/onDemand.ts', startLoadedBuiltins],
+];
 
-test('each layer imports only itself and the layers below it', () => {
-  assert.deepEqual(upwardImports(files), []);
-});
-
-test('there is no import cycle, type-only imports included', () => {
-  assert.deepEqual(importCycles(files), []);
-});
-
-test('no two folders of src/runtime import each other, in either direction, through any file', () => {
-  assert.deepEqual(mutualFolders(files), []);
-});
-
-test(`no folder holds more than ${MAX_FOLDER_FILES} source files (src/tools, one file per tool, excepted)`, () => {
-  assert.deepEqual(crowdedFolders(files), []);
-});
-
-test(`no function over ${MAX_FUNCTION_LINES} lines, no file over ${MAX_FILE_LINES} lines`, () => {
-  assert.deepEqual(oversized(files), []);
-});
-
-test("zod is imported as a namespace (import * as z from 'zod'), so the bundle keeps only the zod it uses", () => {
-  assert.deepEqual(zodNamedImports(files), []);
-});
-
-test('Node modules a start does not need (HTTP, TLS, zlib, child processes, readline) are loaded on first use, through src/core/onDemand.ts', () => {
-  assert.deepEqual(startLoadedBuiltins(files), []);
-});
+for (const [rule, breaches] of RULES) test(rule, () => assert.deepEqual(breaches(files), []));
 
 test('the rules can fail: planted breaches of each are caught', () => {
   const planted = [

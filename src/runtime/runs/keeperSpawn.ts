@@ -2,8 +2,8 @@
  * A server's side of a keeper (keeper/keeper.ts): starting one for a run whose lock the server holds, and
  * handing it the lock. A keeper is detached (its own session), so it outlives the server; its
  * environment is the server's (the keys its processes need: never on argv). It is told its run and
- * the server's settings on stdin, so one can be started ahead: once a server has started a run it keeps a
- * keeper booted and waiting (a Node start and the runs' code loaded, about a quarter of a second
+ * the server's settings on stdin, so one can be started ahead: once a server has started a run it
+ * keeps a keeper booted and waiting (a Node start and the runs' code loaded, about a quarter of a second
  * on a busy host), and the next start hands its run to it at once. A waiting keeper whose stdin
  * closes (the server exits or dies) exits.
  */
@@ -43,7 +43,7 @@ export class DetachedKeepers implements KeeperLauncher {
     const token = randomBytes(8).toString('hex');
     // Named in the lock before it is told its run: it takes the lock by this token.
     lock.handTo(keeper.pid!, processStartTime(keeper.pid!) ?? null, token);
-    // The server's settings go with the run: the keeper reads no configuration file on the run's way to its first process.
+    // The server's settings go with the run: the keeper reads no configuration file.
     keeper.stdin!.end(`${JSON.stringify({ runDir, token, settings })}\n`);
     clearTimeout(this.next);
     this.next = setTimeout(() => {

@@ -2,19 +2,30 @@
  * rl_list_runs over many runs: paging by cursor (every run once, none skipped, a run started
  * between pages shifts nothing), filters, damaged records, and the run index behind it: unchanged
  * records are not parsed again, a record rewritten by hand is noticed by its stat, and a restarted
- * server reads the persisted index instead of every record.
+ * server reads the persisted index instead of every record. And the ids themselves: none reads as
+ * a JSON number.
  */
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { UserError } from '../../src/core/errors.js';
+import { newId, RUN_ID_PATTERN } from '../../src/core/files/home.js';
 import { type ListedRun, listRuns, type RunPage, type RunQuery } from '../../src/runtime/runs/listing.js';
 import type { RunIndex } from '../../src/runtime/runs/registry/runIndex.js';
 import { RunStore } from '../../src/runtime/runs/registry/store.js';
 import { connectInMemory } from '../helpers/client.js';
 import { runIndexOver, runRecord, writeRunDir, writeRunDirs } from '../helpers/registry.js';
 import { tempDir } from '../helpers/tmp.js';
+
+test('a new id is 8 hex characters that never read as a JSON number (12345678 or 5e123456 would, to a client parsing arguments as JSON first)', () => {
+  // About one random id in twenty is digits and at most one e.
+  for (let i = 0; i < 20_000; i++) {
+    const id = newId();
+    assert.match(id, RUN_ID_PATTERN);
+    assert.throws(() => JSON.parse(id), SyntaxError, id);
+  }
+});
 
 const list = (index: RunIndex, query: Partial<RunQuery> = {}): RunPage => listRuns(index, { limit: 50, ...query }, Date.now());
 const listedRun = (page: RunPage, runId: string): ListedRun => page.runs.find((r) => r.run_id === runId) ?? assert.fail(`${runId} is not listed`);

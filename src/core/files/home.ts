@@ -16,12 +16,25 @@
  *     evaluations/<eval_id>/result.json, owner.json, cancel.request, <model files> (samples, logs, the environment's metrics)
  *     tasks.key, tasks/<digest>.cancelled (a cancelled task that waited on a job or a run)
  */
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 
 /** Run ids and inference-test ids: 8 lowercase hex characters. */
 export const RUN_ID_PATTERN = /^[0-9a-f]{8}$/;
 export const TEST_ID_PATTERN = /^[0-9a-f]{8}$/;
 export const EVAL_ID_PATTERN = /^[0-9a-f]{8}$/;
+
+/**
+ * A new run, test or evaluation id: 8 hex characters with a letter other than `e`, so that no id
+ * reads as a JSON number. Clients that take a tool argument as JSON first (the Inspector's CLI
+ * `--tool-arg`) turn `12345678` into a number and `5e123456` into Infinity, and refuse the call.
+ */
+export function newId(): string {
+  for (;;) {
+    const id = randomBytes(4).toString('hex');
+    if (/[a-df]/.test(id)) return id;
+  }
+}
 
 /** The three processes of a training run, in start-up order. */
 export const RUN_PROCESSES = ['api', 'trainer', 'env'] as const;

@@ -11,14 +11,13 @@
  * cancelled, which the job writes after its processes exited. A cancel nobody carries out (the
  * owner is gone, or does not act in time) is said as such, never as stopped.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { refuseWhenFull } from '../../core/files/diskFull.js';
-import { evaluationsRoot, inferenceTestsRoot, JOB_FILES } from '../../core/files/home.js';
+import { evaluationsRoot, inferenceTestsRoot, JOB_FILES, newId } from '../../core/files/home.js';
 import { isMissing, namedSubdirs, realFileOfChild } from '../../core/files/safePath.js';
 import type { CoreServices } from '../../core/services.js';
 import type { WaitableJob } from './wait.js';
@@ -95,7 +94,7 @@ export class JobRegistry<J extends Job, O extends { status: string }> {
     refuseWhenFull(this.core.settings.home);
     await mkdir(this.directory, { recursive: true });
     for (;;) {
-      const id = randomBytes(4).toString('hex');
+      const id = newId();
       const dir = this.dirOf(id);
       try {
         // Not recursive: an existing directory is another job's id, so its files are never reused.

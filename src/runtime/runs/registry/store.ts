@@ -10,9 +10,9 @@ import { UserError } from '../../../core/errors.js';
 import { writeAtomically } from '../../../core/files/atomicFile.js';
 import { isDiskFull } from '../../../core/files/diskFull.js';
 import { realFileOfChild } from '../../../core/files/safePath.js';
-import { recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
+import { newId, recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
 import { FileLock } from '../../../core/os/fileLock.js';
-import { damagedRun, type DamagedRun, isDamaged, newRunId, parseRunRecord, type RegistryEntry, type RunRecord } from '../seams/record.js';
+import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from '../seams/record.js';
 
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
 const WRITE_LOCK_TIMEOUT_MS = 5_000;
@@ -61,8 +61,8 @@ export class RunStore {
 
   /** A new run id no run directory has (creating the directory fails if one takes it meanwhile). */
   unusedRunId(): string {
-    let runId = newRunId();
-    while (this.exists(runId)) runId = newRunId();
+    let runId = newId();
+    while (this.exists(runId)) runId = newId();
     return runId;
   }
 

@@ -3,7 +3,6 @@
  * one parser every reader uses (the registry, the resources, the listings), so a record is usable
  * or damaged for all of them alike.
  */
-import { randomBytes } from 'node:crypto';
 import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
 import type { CostPlan, LoggedTokens } from '../../cost/spend.js';
 import type { RunTinkerUsage } from '../../tinker/usage.js';
@@ -288,10 +287,6 @@ export const hostOf = (record: Pick<RunRecord, 'host'>): string => record.host ?
 export function observedProgress(record: RunRecord): { step: number; total_steps: number } | undefined {
   const total = record.observed?.total_steps;
   return total === undefined ? undefined : { step: record.observed?.steps_completed ?? 0, total_steps: total };
-}
-
-export function newRunId(): string {
-  return randomBytes(4).toString('hex');
 }
 
 export function emptyProcess(command: string[], cwd?: string): ProcessRecord {

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runsRoot } from '../src/core/files/home.js';
+import { RUN_FILES, runsRoot } from '../src/core/files/home.js';
 import { createLogger } from '../src/core/logger.js';
 import { SecretRedactor } from '../src/core/redact.js';
 import type { Settings } from '../src/core/settings.js';
@@ -65,14 +65,15 @@ function managerFor(settings: Settings, runtime: Runtime, launcher?: KeeperLaunc
 }
 
 /**
- * The run's record once `done` holds: read on each change in its directory (run.json is replaced
- * by a rename) and at least every 50 ms. A tighter poll would load the host whose CPU the starts
- * share (four runs polled every 5 ms cost about a third of a core).
+ * The run's record once `done` holds: read when run.json is replaced (by a rename) and at least
+ * every 50 ms. Only run.json wakes it: the logs in the same directory are written many times a
+ * second while a run starts, and reading the record at each write loaded the host whose CPU the
+ * starts share (as would a tighter poll: four runs polled every 5 ms cost about a third of a core).
  */
 async function until(runs: RunManager, home: string, id: string, done: (r: RunRecord) => boolean, seconds = 120): Promise<RunRecord> {
   const deadline = Date.now() + seconds * 1000;
   let wake = (): void => undefined;
-  const watcher = watch(join(runsRoot(home), id), { persistent: false }, () => wake());
+  const watcher = watch(join(runsRoot(home), id), { persistent: false }, (_event, name) => name === RUN_FILES.record && wake());
   watcher.on('error', () => watcher.close());
   try {
     for (;;) {

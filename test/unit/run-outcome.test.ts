@@ -12,7 +12,8 @@ import { judge, type ProcessEnd, type RunFacts, verdictOf } from '../../src/runt
 import { apiReadiness, envReadiness, INFERENCE_GRACE_MS, STAGE_GOAL, trainerReadiness } from '../../src/runtime/runs/atropos/readiness.js';
 import type { Readiness, Verdict } from '../../src/runtime/runs/seams/framework.js';
 import { atStage } from '../../src/runtime/runs/supervision/stages.js';
-import { probeDelayMs } from '../../src/runtime/runs/supervision/startup.js';
+import { pauseAfterProbe, probeDelayMs } from '../../src/runtime/runs/supervision/startup.js';
+import { Waker } from '../../src/runtime/runs/supervision/polling.js';
 import type { RunRecord } from '../../src/runtime/runs/seams/record.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -144,6 +145,31 @@ test('a stage probes its readiness at a tenth of its wait so far, every 50 to 25
     [600_000, 250],
   ];
   for (const [waited, delay] of rows) assert.equal(probeDelayMs(waited), delay, `after ${waited} ms`);
+});
+
+test('events bring a probe forward, never within 50 ms of the last one; a change of state ends the pause at once', async () => {
+  const waker = new Waker();
+  // A trainer printing its imports: a write every 2 ms.
+  const probedAt = Date.now();
+  const writes = setInterval(() => waker.notify(), 2);
+  try {
+    await pauseAfterProbe(waker, probedAt, 10_000, () => true);
+    const paused = Date.now() - probedAt;
+    assert.ok(paused >= 50 && paused < 10_000, `paused ${paused} ms`);
+    // Nothing happens: the probe is due after its delay.
+    clearInterval(writes);
+    const quietAt = Date.now();
+    await pauseAfterProbe(waker, quietAt, 120, () => true);
+    assert.ok(Date.now() - quietAt >= 120);
+  } finally {
+    clearInterval(writes);
+  }
+  // A stop during start-up: the supervisor leaves `starting`, the pause ends at its notice.
+  let starting = true;
+  const pause = pauseAfterProbe(waker, Date.now(), 10_000, () => starting);
+  starting = false;
+  waker.notify();
+  await pause;
 });
 
 test('a start-up failure names its stage; a completion is left alone', () => {

@@ -19,12 +19,29 @@ import { atStage, stageTimedOut } from './stages.js';
 import { now, type TrackedRun } from './trackedRun.js';
 
 /**
+ * Probes of a stage are at least this far apart, events or not: a trainer prints its imports line
+ * by line, and probing at each line asked the Atropos API (Python, on the cores the run's own
+ * processes need while they start) seven times as often as a 50 ms poll.
+ */
+const PROBE_GAP_MS = 50;
+
+/**
  * How long a stage waits before probing its readiness again, `waitedMs` into it: a tenth of the
  * wait so far, between 50 and 250 ms. A process that is ready in a second is seen within 50 ms of
  * it, and one that loads a model for minutes is probed four times a second, not twenty. Events
- * (exits, log writes) wake the wait sooner.
+ * (exits, log writes) bring a probe forward (pauseAfterProbe).
  */
-export const probeDelayMs = (waitedMs: number): number => Math.min(250, Math.max(50, waitedMs / 10));
+export const probeDelayMs = (waitedMs: number): number => Math.min(250, Math.max(PROBE_GAP_MS, waitedMs / 10));
+
+/**
+ * The pause after a probe that began at `probedAt`: until the next probe is due, ended early by
+ * an event (an exit, a write to a file the stage watches, a change of state), but not before
+ * PROBE_GAP_MS after that probe began unless the start-up is no longer wanted.
+ */
+export async function pauseAfterProbe(waker: Waker, probedAt: number, dueMs: number, starting: () => boolean): Promise<void> {
+  await waker.sleep(probedAt + dueMs - Date.now());
+  while (starting() && Date.now() < probedAt + PROBE_GAP_MS) await waker.sleep(probedAt + PROBE_GAP_MS - Date.now());
+}
 
 /** `ready`: every stage is; `interrupted`: the supervisor left `starting` meanwhile; a verdict: it failed. */
 export type StartUpResult = 'ready' | 'interrupted' | Verdict;
@@ -139,12 +156,13 @@ export class StartUp {
     try {
       for (;;) {
         if (!this.starting()) return 'interrupted';
+        const probedAt = Date.now();
         const readiness = (await judgeRun(this.ctx.framework, this.run.record)) ?? (await this.probe.readiness(stage));
         if (!this.starting()) return 'interrupted';
         if (readiness === 'ready') return 'ready';
         if (readiness !== 'waiting') return atStage(stage, goal, readiness);
         if (Date.now() >= deadline) return stageTimedOut(stage, goal, timeoutS);
-        await this.waker.sleep(Math.min(probeDelayMs(Date.now() - waitingSince), deadline - Date.now()));
+        await pauseAfterProbe(this.waker, probedAt, Math.min(probeDelayMs(probedAt - waitingSince), deadline - probedAt), this.starting);
       }
     } finally {
       for (const w of watchers) w.close();

@@ -4,6 +4,8 @@
  * record keeps what the processes logged until they were gone.
  */
 import assert from 'node:assert/strict';
+import type { RunStatus } from '../../src/core/runWords.js';
+import { flushedWhen } from '../../src/runtime/runs/registry/store.js';
 import { test } from 'node:test';
 import { recordEnded, recordOutcome, recordStopping, stillTraining } from '../../src/runtime/runs/supervision/ending.js';
 import type { RunObservations } from '../../src/runtime/runs/seams/record.js';
@@ -58,4 +60,19 @@ test("a user's stop reads stopping, then stopped; a stop of a run whose outcome 
   assert.equal(pending.phase_started_at, AT, 'the stop carries on from when it began');
   recordEnded(pending, LATER, undefined);
   assert.equal(pending.status, 'failed');
+});
+
+test('a record is flushed to disk when its run ends, not at each change on the way (table)', () => {
+  const rows: Array<[RunStatus, RunStatus, boolean]> = [
+    ['starting', 'starting', false],
+    ['starting', 'running', false],
+    ['running', 'stopping', false],
+    ['running', 'completed', true],
+    ['stopping', 'stopped', true],
+    ['starting', 'failed', true],
+    // A stamp on an ended run; a resumed run starting again.
+    ['failed', 'failed', false],
+    ['failed', 'starting', false],
+  ];
+  for (const [before, after, flushed] of rows) assert.equal(flushedWhen(before, after), flushed, `${before} -> ${after}`);
 });

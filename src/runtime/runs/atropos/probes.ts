@@ -2,9 +2,19 @@
  * Side-effect-free HTTP probes of the Atropos API.
  * Never /batch, /register-env or /reset_data: those change the API's state.
  */
+import type { Agent } from 'node:http';
 import { nodeHttp } from '../../../core/onDemand.js';
 
 const PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * Probes keep their connections open between probes, as a client of an HTTP server would: a new
+ * connection per probe cost the Atropos API (Python) an accept and a parser each time, on the
+ * cores a starting run's processes need. A socket waiting in the pool does not hold the event
+ * loop (Node's agent unrefs it); one idle for the probe timeout is closed.
+ */
+let agent: Agent | undefined;
+const probeAgent = (): Agent => (agent ??= new (nodeHttp().Agent)({ keepAlive: true, timeout: PROBE_TIMEOUT_MS }));
 
 /** Where a run's server listens, as the server reaches it: this host's loopback, or a Slurm node's address. */
 export interface Endpoint {
@@ -12,11 +22,11 @@ export interface Endpoint {
   port: number;
 }
 
-/** GET http://<host>:<port><path> as JSON; undefined when nothing answers (refused, timeout, not JSON). */
-export function getJson({ host, port }: Endpoint, path: string): Promise<{ status: number; body: unknown } | undefined> {
+/** GET http://<host>:<port><path> as JSON; undefined when nothing answers (refused, timeout, not JSON). `fresh`: on a new connection. */
+export function getJson(at: Endpoint, path: string, fresh = false): Promise<{ status: number; body: unknown } | undefined> {
   return new Promise((resolve) => {
-    // No keep-alive agent: a pooled socket would outlive the probe and hold the event loop.
-    const req = nodeHttp().request({ host, port, path, method: 'GET', agent: false, timeout: PROBE_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
+    const { host, port } = at;
+    const req = nodeHttp().request({ host, port, path, method: 'GET', agent: fresh ? false : probeAgent(), timeout: PROBE_TIMEOUT_MS, headers: { accept: 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
@@ -38,7 +48,11 @@ export function getJson({ host, port }: Endpoint, path: string): Promise<{ statu
     const deadline = setTimeout(() => req.destroy(), PROBE_TIMEOUT_MS);
     req.on('close', () => clearTimeout(deadline));
     req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(undefined));
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      // The server closed a kept connection as it was reused: asked once more on a new one.
+      if (req.reusedSocket && err.code === 'ECONNRESET') void getJson(at, path, true).then(resolve);
+      else resolve(undefined);
+    });
     req.end();
   });
 }

@@ -8,13 +8,22 @@ import type { RunProcess } from '../../../core/files/home.js';
 import type { Readiness, StartUpProbe } from '../seams/framework.js';
 import { LogCursor } from '../supervision/polling.js';
 import { hostOf, logOf, processOf, type RunRecord } from '../seams/record.js';
-import { apiAnswers, dataFlowing, serverAnswers, trainerRegistered } from './probes.js';
+import { apiAnswers, dataFlowing, type Endpoint, serverAnswers, trainerRegistered } from './probes.js';
 import { apiReadiness, envReadiness, trainerReadiness } from './readiness.js';
 import { TrainerLogScanner } from './trainerLog.js';
+
+/**
+ * The API's word that a trainer registered (`GET /wandb_info`) is asked at most this often: it is
+ * the fallback for a trainer whose log does not say so, and asked at each probe it was a tenth of
+ * the requests the Atropos API (Python, on the cores the run's processes need) served while runs
+ * started.
+ */
+const ASK_API_EVERY_MS = 1_000;
 
 export class AtroposStartUpProbe implements StartUpProbe {
   private readonly trainerLog: { cursor: LogCursor; scanner: TrainerLogScanner };
   private trainerRegisteredAt?: number;
+  private apiAskedAt = -Infinity;
 
   constructor(
     private readonly run: () => RunRecord,
@@ -39,7 +48,7 @@ export class AtroposStartUpProbe implements StartUpProbe {
         return apiReadiness({ answers, running: processOf(this.run(), 'api').state === 'running' });
       }
       case 'trainer': {
-        const registered = p.state === 'running' && ((await this.trainerSaysRegistered()) || (await trainerRegistered(api)));
+        const registered = p.state === 'running' && ((await this.trainerSaysRegistered()) || (await this.apiSaysRegistered(api)));
         const inferenceAnswers = registered && (await serverAnswers({ host: api.host, port: record.ports.inference }, '/health'));
         if (registered && this.trainerRegisteredAt === undefined) {
           this.trainerRegisteredAt = Date.now();
@@ -51,6 +60,12 @@ export class AtroposStartUpProbe implements StartUpProbe {
       case 'env':
         return envReadiness({ state: p.state, aliveMs: Date.now() - Date.parse(p.started_at ?? ''), dataFlowing: p.state === 'running' && (await dataFlowing(api)) });
     }
+  }
+
+  private async apiSaysRegistered(api: Endpoint): Promise<boolean> {
+    if (Date.now() - this.apiAskedAt < ASK_API_EVERY_MS) return false;
+    this.apiAskedAt = Date.now();
+    return trainerRegistered(api);
   }
 
   private async trainerSaysRegistered(): Promise<boolean> {

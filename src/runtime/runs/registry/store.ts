@@ -1,6 +1,7 @@
 /**
  * The run registry on disk: one directory per run under RL_HOME/runs, its run.json replaced
- * atomically (temp file, fsync, rename) so a reader never sees half a record. Every server
+ * atomically (temp file, rename) so a reader never sees half a record, and flushed to disk first
+ * when the run is created and when it ends. Every server
  * sharing RL_HOME writes through `update`, a read-modify-write under a short lock file, so the
  * supervisor's status changes and another server's rate-limit stamp never overwrite each other.
  */
@@ -12,10 +13,18 @@ import { isDiskFull } from '../../../core/files/diskFull.js';
 import { realFileOfChild } from '../../../core/files/safePath.js';
 import { newId, recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
 import { FileLock } from '../../../core/os/fileLock.js';
+import { isEnded, type RunStatus } from '../../../core/runWords.js';
 import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from '../seams/record.js';
 
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
 const WRITE_LOCK_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether a record's change is flushed to disk before its rename: when the run ends (its outcome,
+ * spend, final metrics). A status, phase, pid or observation on the way may be lost to a power
+ * cut, which the processes they describe do not survive either (creation is always flushed).
+ */
+export const flushedWhen = (before: RunStatus, after: RunStatus): boolean => isEnded(after) && !isEnded(before);
 
 export class RunStore {
   /** RL_HOME/runs */
@@ -149,8 +158,9 @@ export class RunStore {
     const held = this.whenRoom(mustWrite, () => lock.acquireBlocking(WRITE_LOCK_TIMEOUT_MS));
     try {
       const entry = this.read(runId);
+      const before = entry === undefined || isDamaged(entry) ? undefined : entry.status;
       if (entry !== undefined && !isDamaged(entry) && mutate(entry) !== false && held) {
-        this.whenRoom(mustWrite, () => writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1)));
+        this.whenRoom(mustWrite, () => writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1), flushedWhen(before!, entry.status)));
       }
       return entry;
     } finally {

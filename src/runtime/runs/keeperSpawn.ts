@@ -4,7 +4,7 @@
  * environment is the server's (the keys its processes need: never on argv). It is told its run and
  * the server's settings on stdin, so one can be started ahead. Once a server has started a run it
  * keeps keepers booted and waiting (a Node start and the runs' code loaded: about 100 ms of CPU, a
- * quarter of a second on a busy host, and 12 MB of memory of its own each), and the next start hands
+ * quarter of a second on a busy host, and 13 MB of memory of its own each), and the next start hands
  * its run to one at once: as many as the most starts it was asked at once (a sweep of four runs
  * started together finds four the next time), at most RL_MAX_CONCURRENT_RUNS. A waiting keeper
  * whose stdin closes (the server exits or dies) exits.

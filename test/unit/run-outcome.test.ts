@@ -10,11 +10,17 @@ import type { RunProcess } from '../../src/core/files/home.js';
 import { canTransition, LIFE_STATES, type LifeState, Lifecycle, TRANSITIONS } from '../../src/runtime/runs/supervision/lifecycle.js';
 import { judge, type ProcessEnd, type RunFacts, verdictOf } from '../../src/runtime/runs/atropos/outcome.js';
 import { apiReadiness, envReadiness, INFERENCE_GRACE_MS, STAGE_GOAL, trainerReadiness } from '../../src/runtime/runs/atropos/readiness.js';
-import type { Readiness, Verdict } from '../../src/runtime/runs/seams/framework.js';
+import type { Readiness, RunFramework, Verdict } from '../../src/runtime/runs/seams/framework.js';
 import { atStage } from '../../src/runtime/runs/supervision/stages.js';
 import { pauseAfterProbe, probeDelayMs } from '../../src/runtime/runs/supervision/startup.js';
 import { Waker } from '../../src/runtime/runs/supervision/polling.js';
-import type { RunRecord } from '../../src/runtime/runs/seams/record.js';
+import { processOf, type RunRecord } from '../../src/runtime/runs/seams/record.js';
+import type { Placement } from '../../src/runtime/runs/seams/placement.js';
+import type { RunStore } from '../../src/runtime/runs/registry/store.js';
+import type { Settings } from '../../src/core/settings.js';
+import { StartUp } from '../../src/runtime/runs/supervision/startup.js';
+import { TrackedRun } from '../../src/runtime/runs/supervision/trackedRun.js';
+import { pino } from 'pino';
 import { tempDir } from '../helpers/tmp.js';
 
 const running: ProcessEnd = { state: 'running', exit_code: null, signal: null };
@@ -236,4 +242,53 @@ test('only created, starting and watching go on; only ended and detached are ove
     const settled = await Promise.race([life.done.then(() => true), new Promise((resolve) => setImmediate(() => resolve(false)))]);
     assert.equal(settled, life.over, state);
   }
+});
+
+test("a start-up writes each stage with its process, once: the record never names a stage whose process it lacks", async () => {
+  const dir = tempDir();
+  const stages: RunProcess[] = ['api', 'trainer', 'env'];
+  const notStarted = { state: 'not_started', pid: null, pgid: null, start_time: null };
+  const at = '2026-11-27T00:00:00.000Z';
+  let current = {
+    run_id: 'a1b2c3d4', status: 'starting', phase: 'starting_api', phase_started_at: at, framework: 'atropos', placement: 'local',
+    processes: Object.fromEntries(stages.map((s) => [s, { ...notStarted, command: ['true'] }])),
+    logs: Object.fromEntries(stages.map((s) => [s, join(dir, `${s}.log`)])),
+  } as unknown as RunRecord;
+  const writes: RunRecord[] = [];
+  // The registry as the start-up sees it: each update is one write of run.json.
+  const store = {
+    update(_id: string, mutate: (r: RunRecord) => void): RunRecord {
+      const next = structuredClone(current);
+      mutate(next);
+      writes.push((current = next));
+      return next;
+    },
+  } as unknown as RunStore;
+  const silent = pino({ level: 'silent' });
+  const framework = {
+    startOrder: stages,
+    processName: (s: RunProcess) => s,
+    stageGoal: (s: RunProcess) => `${s} is up`,
+    startUpProbe: () => ({ wakeOn: () => [], readiness: async () => 'ready' as const }),
+    judge: async () => undefined,
+  } as unknown as RunFramework;
+  let pid = 1000;
+  const placement = {
+    allocate: async () => 'ready' as const,
+    launcher: async () => () => ({ exited: new Promise(() => undefined), identity: { pid: ++pid, pgid: pid, start_time: '1' } }),
+  } as unknown as Placement;
+  const run = new TrackedRun(store, silent, placement, current, () => undefined);
+  const settings = { root: dir, stageTimeouts: { api: 60, trainer: 60, env: 60 } } as unknown as Settings;
+  const startUp = new StartUp({ settings, logger: silent, framework, placement, childEnvs: { trainer: { TINKER_API_KEY: 'k' } } }, run, new Waker(), () => true);
+
+  assert.equal(await startUp.proceed(), 'ready');
+  assert.deepEqual(
+    writes.map((w) => [w.phase, ...stages.map((s) => processOf(w, s).state)]),
+    [
+      ['starting_api', 'running', 'not_started', 'not_started'],
+      ['starting_trainer', 'running', 'running', 'not_started'],
+      ['starting_env', 'running', 'running', 'running'],
+    ],
+  );
+  assert.equal(processOf(writes[1]!, 'trainer').started_at, writes[1]!.phase_started_at, "the stage's deadline counts from its process's start");
 });

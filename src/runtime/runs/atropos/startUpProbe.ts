@@ -3,6 +3,7 @@
  * (its log says so, or /wandb_info names a project) and serves its inference port, then the
  * environment connects. Only what a stage still needs is probed; the decisions are readiness.ts's.
  */
+import { statSync } from 'node:fs';
 import type { Logger } from '../../../core/logger.js';
 import type { RunProcess } from '../../../core/files/home.js';
 import type { Readiness, StartUpProbe } from '../seams/framework.js';
@@ -20,10 +21,19 @@ import { TrainerLogScanner } from './trainerLog.js';
  */
 const ASK_API_EVERY_MS = 1_000;
 
+/**
+ * A starting API is asked whether it answers when its log has grown since it was last asked
+ * (uvicorn logs "Uvicorn running on ..." once it listens, and that write wakes the stage), and
+ * otherwise at most this often. Asked every 50 ms while it loaded, it was a refused connection
+ * each time: a millisecond of its keeper's CPU apiece, on the cores the run's processes need.
+ */
+const ASK_QUIET_API_EVERY_MS = 250;
+
 export class AtroposStartUpProbe implements StartUpProbe {
   private readonly trainerLog: { cursor: LogCursor; scanner: TrainerLogScanner };
   private trainerRegisteredAt?: number;
   private apiAskedAt = -Infinity;
+  private readonly apiLog = { size: -1, askedAt: -Infinity };
 
   constructor(
     private readonly run: () => RunRecord,
@@ -32,9 +42,9 @@ export class AtroposStartUpProbe implements StartUpProbe {
     this.trainerLog = { cursor: new LogCursor(logOf(run(), 'trainer')), scanner: new TrainerLogScanner() };
   }
 
-  /** The trainer's log announces its registration: a write wakes the wait at once. */
+  /** The API's log says it listens, the trainer's that it registered: a write wakes the wait at once. */
   wakeOn(stage: RunProcess): string[] {
-    return stage === 'trainer' ? [logOf(this.run(), 'trainer')] : [];
+    return stage === 'env' ? [] : [logOf(this.run(), stage)];
   }
 
   async readiness(stage: RunProcess): Promise<Readiness> {
@@ -43,7 +53,7 @@ export class AtroposStartUpProbe implements StartUpProbe {
     const api = { host: hostOf(record), port: record.ports.api };
     switch (stage) {
       case 'api': {
-        const answers = p.state === 'running' && (await apiAnswers(api));
+        const answers = p.state === 'running' && this.mayAskApi() && (await apiAnswers(api));
         // It may have exited while the probe was out.
         return apiReadiness({ answers, running: processOf(this.run(), 'api').state === 'running' });
       }
@@ -60,6 +70,14 @@ export class AtroposStartUpProbe implements StartUpProbe {
       case 'env':
         return envReadiness({ state: p.state, aliveMs: Date.now() - Date.parse(p.started_at ?? ''), dataFlowing: p.state === 'running' && (await dataFlowing(api)) });
     }
+  }
+
+  /** Whether to ask a starting API now: its log grew since it was last asked, or it has been quiet for ASK_QUIET_API_EVERY_MS. */
+  private mayAskApi(): boolean {
+    const size = statSync(logOf(this.run(), 'api'), { throwIfNoEntry: false })?.size ?? 0;
+    if (size === this.apiLog.size && Date.now() - this.apiLog.askedAt < ASK_QUIET_API_EVERY_MS) return false;
+    Object.assign(this.apiLog, { size, askedAt: Date.now() });
+    return true;
   }
 
   private async apiSaysRegistered(api: Endpoint): Promise<boolean> {

@@ -13,7 +13,7 @@ import type { Settings } from '../../../core/settings.js';
 import type { RunFramework, StartUpProbe, Verdict } from '../seams/framework.js';
 import type { Launch, Placement } from '../seams/placement.js';
 import type { Waker } from './polling.js';
-import { logOf, processOf, type RunPhase } from '../seams/record.js';
+import { logOf, processOf, type RunPhase, type RunRecord } from '../seams/record.js';
 import { judgeRun } from './judging.js';
 import { atStage, stageTimedOut } from './stages.js';
 import { now, type TrackedRun } from './trackedRun.js';
@@ -41,6 +41,13 @@ export const probeDelayMs = (waitedMs: number): number => Math.min(250, Math.max
 export async function pauseAfterProbe(waker: Waker, probedAt: number, dueMs: number, starting: () => boolean): Promise<void> {
   await waker.sleep(probedAt + dueMs - Date.now());
   while (starting() && Date.now() < probedAt + PROBE_GAP_MS) await waker.sleep(probedAt + PROBE_GAP_MS - Date.now());
+}
+
+/** The record enters `phase` (unless it is there already), its deadline counted from `at`. */
+function enter(r: RunRecord, phase: RunPhase, at = now()): void {
+  if (r.phase === phase) return;
+  r.phase = phase;
+  r.phase_started_at = at;
 }
 
 /** `ready`: every stage is; `interrupted`: the supervisor left `starting` meanwhile; a verdict: it failed. */
@@ -75,19 +82,22 @@ export class StartUp {
     const resumeAt = Math.max(0, order.findIndex((stage) => this.run.record.phase === `starting_${stage}`));
     for (const stage of order.slice(resumeAt)) {
       if (!this.starting()) return 'interrupted';
-      this.enterPhase(`starting_${stage}`);
       if (processOf(this.run.record, stage).state === 'not_started') {
         // Loaded before the check below, so nothing waits between that check and the launch.
         const launch = await this.ctx.placement.launcher(this.run.record);
         // A resumed start-up may find an earlier process dead: starting the next one would be wasted.
         const verdict = await judgeRun(this.ctx.framework, this.run.record);
         if (!this.starting()) return 'interrupted';
-        if (verdict) return atStage(stage, this.ctx.framework.stageGoal(stage), verdict);
+        if (verdict) {
+          this.enterPhase(`starting_${stage}`);
+          return atStage(stage, this.ctx.framework.stageGoal(stage), verdict);
+        }
         const failure = await this.spawn(stage, launch);
         if (failure !== undefined) {
+          this.enterPhase(`starting_${stage}`);
           return { status: 'failed', error: `Start-up failed at stage '${stage}': could not start the ${this.ctx.framework.processName(stage)} (${failure}).`, error_process: stage };
         }
-      }
+      } else this.enterPhase(`starting_${stage}`);
       const outcome = await this.awaitReady(stage);
       if (outcome !== 'ready') return outcome;
     }
@@ -125,13 +135,15 @@ export class StartUp {
 
   private enterPhase(phase: RunPhase): void {
     if (this.run.record.phase === phase) return;
-    this.run.update((r) => {
-      r.phase = phase;
-      r.phase_started_at = now();
-    });
+    this.run.update((r) => enter(r, phase));
   }
 
-  /** Starts one process and records it at once; the reason when it could not be started. */
+  /**
+   * Starts one process and records it at once, with the stage it begins, in one write (the
+   * stage's deadline counts from then); the reason when it could not be started. A keeper that
+   * dies before that write leaves the stage before as the phase, and its successor carries on
+   * from there. One write where there were two: several runs starting at once share the host.
+   */
   private async spawn(stage: RunProcess, launch: Launch): Promise<string | undefined> {
     const env = this.ctx.childEnvs[stage] ?? {};
     if (stage === 'trainer' && !env.TINKER_API_KEY) return 'TINKER_API_KEY is not set in the environment of the server that started this run';
@@ -139,8 +151,10 @@ export class StartUp {
     const launched = launch({ process: stage, command: p.command, cwd: p.cwd ?? this.ctx.settings.root, env, logPath: logOf(this.run.record, stage) });
     if (launched.identity === undefined) return (await launched.exited).spawn_error ?? 'unknown error';
     const identity = launched.identity;
+    const at = now();
     this.run.update((r) => {
-      Object.assign(processOf(r, stage), { ...identity, state: 'running', started_at: now() });
+      enter(r, `starting_${stage}`, at);
+      Object.assign(processOf(r, stage), { ...identity, state: 'running', started_at: at });
     });
     this.ctx.logger.info({ run_id: this.run.runId, process: stage, pid: identity.pid }, 'process started');
     this.run.watchChild(stage, launched.exited);

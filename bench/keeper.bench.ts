@@ -6,7 +6,7 @@
  * - the keeper's memory (VmRSS, VmHWM) while its run trains;
  * - how long after a stall's limit the keeper has stopped the run, with no server alive;
  * - four runs asked to start at once until all four run, beside a floor measured in the same run
- *   (seven rounds, alternating, medians: one round moves by a tenth or more on a shared host):
+ *   (alternating rounds, medians):
  *   the same twelve fake processes started by hand, four runs at once, each process started once
  *   the one before it is ready (the probes the keeper waits on, polled every 50 ms), nothing of ours
  *   in between. On 2 cores the processes' own CPU is most of it.
@@ -31,10 +31,15 @@ import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import type { BenchFigure } from './run.js';
 import { fakeRunSettings } from './runSettings.js';
 
-const ROUNDS = 9;
+/**
+ * Rounds of each comparison, alternating with its baseline. One round moves by a tenth or more
+ * on a shared host, and a stage's end is seen on a 50 ms probe tick: with 9 single starts the
+ * ratio moved from 1.00x to 1.11x between runs of the same code, so more rounds make the medians.
+ */
+const ROUNDS = 15;
 const CONCURRENT = 4;
 /** Four starts at once, and their floor, are measured this many times, alternating. */
-const CONCURRENT_ROUNDS = 7;
+const CONCURRENT_ROUNDS = 11;
 const STALL_SECONDS = 2;
 const SETTLE_MS = 3_500;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

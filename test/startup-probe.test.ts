@@ -1,8 +1,9 @@
 /**
  * An Atropos run's start-up probe against a real HTTP server (src/runtime/runs/atropos/startUpProbe.ts):
  * a trainer whose log says nothing of its registration is found registered through the API's
- * `GET /wandb_info`, asked at most once a second however often the stage probes; a starting API is
- * asked when its log grows, not at each probe.
+ * `GET /wandb_info`, asked at most once a second however often the stage probes; a starting API,
+ * a trainer's inference server and a waiting API are asked when the log that shows their change
+ * grows (their own access lines aside), not at each probe.
  */
 import assert from 'node:assert/strict';
 import { createServer, type RequestListener } from 'node:http';
@@ -86,4 +87,46 @@ test('a starting API is asked when its log grows, and every 250 ms while it is q
   await new Promise((r) => setTimeout(r, 300));
   await probe.readiness('api');
   assert.equal(asked, 3, 'but after 250 ms');
+});
+
+test("the environment's data and the trainer's inference server are asked about when their logs grow, not for the probe's own access lines", async (t) => {
+  const dir = tempDir();
+  const apiLog = join(dir, 'api.log');
+  const trainerLog = join(dir, 'trainer.log');
+  writeFileSync(apiLog, 'INFO:     Uvicorn running on http://127.0.0.1 (Press CTRL+C to quit)\n');
+  writeFileSync(trainerLog, 'Registered as trainer with the Atropos API\n');
+  const asked: string[] = [];
+  let queue = 0;
+  let inferenceUp = false;
+  /** Written to the API's log while a /status question is out, as a request of the environment's would be. */
+  let meanwhile = '';
+  // The API writes an access line per request before its answer, as uvicorn does; the trainer's
+  // inference server none (python/run_trainer.py turns its access log off).
+  const port = await serving(t, (req, res) => {
+    asked.push(req.url ?? '');
+    if (req.url === '/status') appendFileSync(apiLog, `INFO:     127.0.0.1:1 - "GET /status HTTP/1.1" 200 OK\n${meanwhile}`);
+    meanwhile = '';
+    res.statusCode = req.url === '/health' && !inferenceUp ? 503 : 200;
+    res.end(JSON.stringify({ queue_size: queue, current_step: 0 }));
+  });
+  const probe = probeOf(port, { api: apiLog, trainer: trainerLog }, { api: running, trainer: running, env: running });
+
+  for (let i = 0; i < 10; i++) assert.equal(await probe.readiness('trainer'), 'waiting');
+  assert.deepEqual(asked, ['/health'], 'ten probes while the trainer log is quiet ask its server once');
+  appendFileSync(trainerLog, 'INFO:     Uvicorn running on http://0.0.0.0:8001 (Press CTRL+C to quit)\n');
+  inferenceUp = true;
+  assert.equal(await probe.readiness('trainer'), 'ready', 'asked again once its log grew');
+
+  asked.length = 0;
+  assert.deepEqual(probe.wakeOn('env'), [apiLog], "the API's log wakes the environment's stage");
+  for (let i = 0; i < 10; i++) assert.equal(await probe.readiness('env'), 'waiting');
+  assert.deepEqual(asked, ['/status'], 'ten probes ask the API once: the access line of its own question is no news');
+  meanwhile = 'INFO:     127.0.0.1:2 - "POST /register-env HTTP/1.1" 200 OK\n';
+  appendFileSync(apiLog, 'INFO:     127.0.0.1:2 - "GET /batch HTTP/1.1" 200 OK\n');
+  assert.equal(await probe.readiness('env'), 'waiting');
+  assert.equal(await probe.readiness('env'), 'waiting');
+  assert.deepEqual(asked, ['/status', '/status', '/status'], 'what another client left in the log while a question was out is news');
+  appendFileSync(apiLog, 'INFO:     127.0.0.1:2 - "POST /scored_data HTTP/1.1" 200 OK\n');
+  queue = 1;
+  assert.equal(await probe.readiness('env'), 'ready', 'the data the environment posted is seen at once');
 });

@@ -76,9 +76,12 @@ export async function trainerRegistered(at: Endpoint): Promise<boolean> {
   return answer?.status === 200 && typeof project === 'string' && project !== '';
 }
 
+/** Where the API says what it holds. */
+export const STATUS_PATH = '/status';
+
 /** Environment data has reached the API: groups queued, or batches already handed out. */
 export async function dataFlowing(at: Endpoint): Promise<boolean> {
-  const answer = await getJson(at, '/status');
+  const answer = await getJson(at, STATUS_PATH);
   if (answer?.status !== 200) return false;
   const queue = field(answer.body, 'queue_size');
   const step = field(answer.body, 'current_step');

@@ -15,6 +15,8 @@ type Io = 'input' | 'output';
 
 interface Def {
   type: string;
+  /** Set when the schema is itself a check: zod's int is a number checked as a safe integer. */
+  check?: string;
   checks?: { _zod: { def: CheckDef } }[];
   shape?: Record<string, z.ZodType>;
   catchall?: z.ZodType;
@@ -73,8 +75,8 @@ function bounds(schema: z.ZodType): { min?: number; exMin?: number; max?: number
   const atMost = (key: 'max' | 'exMax', value: number): void => {
     out[key] = Math.min(value, out[key] ?? Infinity);
   };
-  for (const check of defOf(schema).checks ?? []) {
-    const c = check._zod.def;
+  const def = defOf(schema);
+  for (const c of [...(def.check === undefined ? [] : [def as CheckDef]), ...(def.checks ?? []).map((check) => check._zod.def)]) {
     if (c.check === 'greater_than') atLeast(c.inclusive ? 'min' : 'exMin', c.value!);
     else if (c.check === 'less_than') atMost(c.inclusive ? 'max' : 'exMax', c.value!);
     else if (c.check === 'min_length') atLeast('min', c.minimum!);

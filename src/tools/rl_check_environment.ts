@@ -1,5 +1,6 @@
 /** rl_check_environment: one readiness verdict (go / no_go / check) for an environment and config, before any run is paid for. */
 import * as z from 'zod';
+import { zString, zNumber, zInt, zUnknown } from '../core/schemaLeaves.js';
 import type { JsonValue } from '../core/json.js';
 import { TEST_ID_PATTERN } from '../core/files/home.js';
 import { defineTool } from './define.js';
@@ -7,8 +8,8 @@ import { signalSchema } from './readinessSchema.js';
 import { configValue } from './rl_edit_config.js';
 import { environmentName } from './rl_select_environment.js';
 
-const reason = z.object({ verdict: z.enum(['no_go', 'check']), code: z.string(), message: z.string() });
-const cost = z.object({ per_rollout_usd: z.number(), per_step_usd: z.number(), run_usd: z.number(), basis: z.string() });
+const reason = z.object({ verdict: z.enum(['no_go', 'check']), code: zString, message: zString });
+const cost = z.object({ per_rollout_usd: zNumber, per_step_usd: zNumber, run_usd: zNumber, basis: zString });
 
 export const rlCheckEnvironment = defineTool({
   name: 'rl_check_environment',
@@ -20,34 +21,34 @@ export const rlCheckEnvironment = defineTool({
   input: z
     .object({
       environment: environmentName.optional().describe("Check this environment with its config_init() values instead of the saved selection's config"),
-      config: z.record(z.string().min(1).max(128), configValue).optional().describe('Field -> value, as rl_start_training takes them'),
-      test_id: z.string().regex(TEST_ID_PATTERN).optional().describe('A finished rl_test_inference of this environment: its models join the verdict'),
-      items: z.number().int().min(1).max(20).default(5).describe('Items drawn and scored'),
+      config: z.record(zString.min(1).max(128), configValue).optional().describe('Field -> value, as rl_start_training takes them'),
+      test_id: zString.regex(TEST_ID_PATTERN).optional().describe('A finished rl_test_inference of this environment: its models join the verdict'),
+      items: zInt.min(1).max(20).default(5).describe('Items drawn and scored'),
     })
     .strict(),
   output: z.object({
-    environment: z.string(),
-    framework: z.string(),
+    environment: zString,
+    framework: zString,
     verdict: z.enum(['go', 'no_go', 'check']),
     reasons: z.array(reason).describe('Ranked: no_go first'),
-    evidence: z.array(z.string()).describe('What was seen to work'),
-    unchecked: z.array(z.string()).describe('What could not be checked for this environment, and why'),
-    offline: z.record(z.string(), z.unknown()).describe('Items, a sample, prompt tokens, the stand-in model'),
+    evidence: z.array(zString).describe('What was seen to work'),
+    unchecked: z.array(zString).describe('What could not be checked for this environment, and why'),
+    offline: z.record(zString, zUnknown).describe('Items, a sample, prompt tokens, the stand-in model'),
     probe: z
       .object({
-        test_id: z.string(),
+        test_id: zString,
         models: z.array(
           z.object({
-            model: z.string(),
+            model: zString,
             ...signalSchema.shape,
-            error: z.string().optional(),
+            error: zString.optional(),
             cost: cost.optional(),
           }),
         ),
       })
       .optional(),
-    config_key: z.string(),
-    checked_at: z.string(),
+    config_key: zString,
+    checked_at: zString,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(args, { runtime, signal }) {

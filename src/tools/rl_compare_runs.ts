@@ -1,5 +1,6 @@
 /** rl_compare_runs: runs of a sweep side by side, what differs between them and which is best. */
 import * as z from 'zod';
+import { zString, zNumber, zInt, zUnknown } from '../core/schemaLeaves.js';
 import { compareRuns } from '../runtime/wiring/compare.js';
 import { DIRECTIONS, KEY_METRICS } from '../runtime/wandb/keyMetrics.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';
@@ -11,8 +12,8 @@ const MAX_COMPARED_RUNS = 10;
 
 const metricSummary = z.object({
   final: wandbNumber.describe('W&B summary value (the last one logged)'),
-  best: z.number().nullable().describe('Best finite value over the sampled history'),
-  sparkline: z.string().optional(),
+  best: zNumber.nullable().describe('Best finite value over the sampled history'),
+  sparkline: zString.optional(),
 });
 
 export const rlCompareRuns = defineTool({
@@ -38,31 +39,31 @@ export const rlCompareRuns = defineTool({
     metric: z.enum(KEY_METRICS),
     best: z
       .object({
-        run_id: z.string(),
+        run_id: zString,
         metric: z.enum(KEY_METRICS),
-        value: z.number(),
+        value: zNumber,
         direction: z.enum(['higher', 'lower']),
-        rule: z.string(),
-        tied_with: z.array(z.string()).optional(),
-        left_out: z.array(z.string()).optional(),
+        rule: zString,
+        tied_with: z.array(zString).optional(),
+        left_out: z.array(zString).optional(),
       })
       .nullable(),
-    best_unavailable: z.string().optional().describe('Why best is null'),
-    differing_config: z.record(z.string(), z.record(z.string(), z.unknown())).describe('Field -> run_id -> value (null = absent)'),
-    differing_fields: z.number().int(),
-    differing_config_omitted: z.array(z.string()).optional(),
-    same_config_fields: z.number().int(),
-    run_names: z.record(z.string(), z.object({ wandb_name: jsonValue, wandb_run_name: jsonValue })),
+    best_unavailable: zString.optional().describe('Why best is null'),
+    differing_config: z.record(zString, z.record(zString, zUnknown)).describe('Field -> run_id -> value (null = absent)'),
+    differing_fields: zInt,
+    differing_config_omitted: z.array(zString).optional(),
+    same_config_fields: zInt,
+    run_names: z.record(zString, z.object({ wandb_name: jsonValue, wandb_run_name: jsonValue })),
     runs: z.array(
       z.object({
         ...listedRunFields,
         health: healthSchema.optional().describe('As in rl_list_runs: the main reason only'),
-        steps: z.number().int().nullable().describe('Trainer steps completed'),
+        steps: zInt.nullable().describe('Trainer steps completed'),
         metrics: z.partialRecord(z.enum(KEY_METRICS), metricSummary).optional(),
-        wandb_url: z.string().optional(),
-        wandb_error: z.string().optional(),
-        metrics_source: z.string().optional().describe('Where the metrics came from when not W&B: the run\'s own metrics.jsonl (a cookbook run)'),
-        config_error: z.string().optional(),
+        wandb_url: zString.optional(),
+        wandb_error: zString.optional(),
+        metrics_source: zString.optional().describe('Where the metrics came from when not W&B: the run\'s own metrics.jsonl (a cookbook run)'),
+        config_error: zString.optional(),
         assigned: z
           .object({ rollout_server_url: jsonValue, base_urls: z.array(jsonValue), checkpoint_dir: jsonValue })
           .optional()

@@ -3,6 +3,7 @@
  * (visibility ["app"]): the host hides it from its model, and only clients that render Apps list it.
  */
 import * as z from 'zod';
+import { zString, zNumber, zInt, zBoolean } from '../core/schemaLeaves.js';
 import { MAX_DASHBOARD_RUNS } from '../runtime/wiring/dashboard.js';
 import { RUN_PROCESSES } from '../core/files/home.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';
@@ -14,39 +15,39 @@ import { perProcess, processState, runIdInput, runStatus } from './runSchemas.js
 
 const chartSeries = z.object({
   source: z.enum(['wandb', 'trainer_log']),
-  points: z.array(z.tuple([z.number(), z.number()])).describe('[step, value], finite values in step order'),
-  thinned_from: z.number().int().optional(),
-  non_finite: z.number().int().optional(),
+  points: z.array(z.tuple([zNumber, zNumber])).describe('[step, value], finite values in step order'),
+  thinned_from: zInt.optional(),
+  non_finite: zInt.optional(),
 });
 
 const dashboardRun = z.object({
-  run_id: z.string(),
+  run_id: zString,
   status: runStatus,
-  phase: z.string().optional(),
-  environment: z.string().optional(),
+  phase: zString.optional(),
+  environment: zString.optional(),
   health: z
     .object({
       verdict: z.enum(HEALTH_VERDICTS),
-      reasons: z.array(z.object({ code: z.string(), message: z.string(), line: z.string().optional() })),
-      last_step: z.number().int().nullable(),
-      seconds_since_progress: z.number().int().nullable(),
-      observed_at: z.string().nullable(),
+      reasons: z.array(z.object({ code: zString, message: zString, line: zString.optional() })),
+      last_step: zInt.nullable(),
+      seconds_since_progress: zInt.nullable(),
+      observed_at: zString.nullable(),
     })
     .optional(),
   processes: perProcess(processState).optional(),
-  progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional(),
-  checkpoint: z.string().nullable().optional(),
-  started_at: z.string().optional(),
-  ended_at: z.string().optional(),
-  running_time_minutes: z.number().optional(),
+  progress: z.object({ step: zInt, total_steps: zInt }).optional(),
+  checkpoint: zString.nullable().optional(),
+  started_at: zString.optional(),
+  ended_at: zString.optional(),
+  running_time_minutes: zNumber.optional(),
   cost: runCostSchema.optional().describe('The spend estimate rl_check_status gives, when the run has one'),
-  error: z.string().optional(),
+  error: zString.optional(),
   error_process: z.enum(RUN_PROCESSES).optional(),
-  log_tail: z.string().optional(),
+  log_tail: zString.optional(),
   series: z.partialRecord(z.enum(KEY_METRICS), chartSeries),
-  not_logged: z.object({ loss: z.string().optional() }).optional().describe('Curves the run never logs, and why'),
-  wandb_url: z.string().optional(),
-  wandb_error: z.string().optional(),
+  not_logged: z.object({ loss: zString.optional() }).optional().describe('Curves the run never logs, and why'),
+  wandb_url: zString.optional(),
+  wandb_error: zString.optional(),
 });
 
 export const rlDashboardSnapshot = defineTool({
@@ -65,9 +66,9 @@ export const rlDashboardSnapshot = defineTool({
     })
     .strict(),
   output: z.object({
-    generated_at: z.string(),
-    active: z.boolean(),
-    poll_after_seconds: z.number().nullable(),
+    generated_at: zString,
+    active: zBoolean,
+    poll_after_seconds: zNumber.nullable(),
     runs: z.array(dashboardRun),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

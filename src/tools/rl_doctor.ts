@@ -1,5 +1,6 @@
 /** rl_doctor: every requirement for training, each failure with its fix (not a Hermes tool). */
 import * as z from 'zod';
+import { zString, zBoolean } from '../core/schemaLeaves.js';
 import { doctorSources, runDoctor } from '../runtime/wiring/doctor.js';
 import { defineTool } from './define.js';
 
@@ -10,17 +11,17 @@ export const rlDoctor = defineTool({
     "Checks the training setup (Python, atroposlib, tinker, keys present, RL_HOME, ports, W&B) and says how to fix each problem; ready is true when rl_start_training would pass these checks. Call it first when something does not work. Read-only.",
   input: z.object({}).strict(),
   output: z.object({
-    ready: z.boolean(),
+    ready: zBoolean,
     checks: z.array(
       z.object({
-        check: z.string(),
-        ok: z.boolean(),
-        required: z.boolean(),
-        detail: z.string(),
-        fix: z.string().optional(),
+        check: zString,
+        ok: zBoolean,
+        required: zBoolean,
+        detail: zString,
+        fix: zString.optional(),
       }),
     ),
-    summary: z.string(),
+    summary: zString,
   }),
   // Reads only; it asks W&B who owns the key, hence open-world.
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -1,5 +1,6 @@
 /** rl_edit_config: change one field of the current config, validated against its type (Hermes tool 4). */
 import * as z from 'zod';
+import { zString, zNumber, zBoolean, zUnknown } from '../core/schemaLeaves.js';
 import { previewJson, previewValues, type JsonValue } from '../core/json.js';
 import { defineTool } from './define.js';
 
@@ -7,7 +8,7 @@ const MAX_VALUE_CHARS = 64 * 1024;
 /** Answers show values longer than this (as JSON) by their start, ending in "...": one answer stays short. */
 export const SHOWN_VALUE_CHARS = 300;
 
-const JSON_KINDS = [z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown()), z.record(z.string(), z.unknown())] as const;
+const JSON_KINDS = [zString, zNumber, zBoolean, z.null(), z.array(zUnknown), z.record(zString, zUnknown)] as const;
 
 /** Any JSON value, each kind named, so a listed schema says what it holds (a bare `{}` says nothing). */
 export const jsonValue = z.union(JSON_KINDS);
@@ -27,16 +28,16 @@ export const rlEditConfig = defineTool({
     "Sets one field of the selected environment's config (or wandb_project), checked and converted to the field's type; null unsets an optional field. Locked fields are refused. Saved with the selection. Next: rl_test_inference, rl_estimate_cost or rl_start_training.",
   input: z
     .object({
-      field: z.string().min(1).max(128).describe('Field name, e.g. group_size'),
+      field: zString.min(1).max(128).describe('Field name, e.g. group_size'),
       value: configValue.describe('New value; null unsets an Optional field'),
     })
     .strict(),
   output: z.object({
-    message: z.string(),
-    field: z.string(),
+    message: zString,
+    field: zString,
     value: jsonValue,
-    config: z.record(z.string(), z.unknown()).describe('Current values of the configurable fields'),
-    wandb_project: z.string(),
+    config: z.record(zString, zUnknown).describe('Current values of the configurable fields'),
+    wandb_project: zString,
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler({ field, value }, { runtime, signal }) {

@@ -1,5 +1,6 @@
 /** rl_estimate_cost: what a training run would cost on Tinker, before starting it. */
 import * as z from 'zod';
+import { zString } from '../core/schemaLeaves.js';
 import type { JsonValue } from '../core/json.js';
 import { costEstimate } from '../runtime/wiring/costs.js';
 import { estimateSchema } from './costSchemas.js';
@@ -15,7 +16,7 @@ export const rlEstimateCost = defineTool({
   input: z
     .object({
       environment: environmentName.optional().describe("Estimate a run of this environment from its config_init() values instead of the saved selection's"),
-      config: z.record(z.string().min(1).max(128), configValue).optional().describe('Field -> value for this estimate only, as rl_start_training takes them'),
+      config: z.record(zString.min(1).max(128), configValue).optional().describe('Field -> value for this estimate only, as rl_start_training takes them'),
     })
     .strict(),
   output: estimateSchema,

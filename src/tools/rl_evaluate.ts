@@ -1,5 +1,6 @@
 /** rl_evaluate: did training help? A run's checkpoints against its base model, on the same items. */
 import * as z from 'zod';
+import { zString, zNumber, zInt, zBoolean, zUnknown } from '../core/schemaLeaves.js';
 import { evaluateRun } from '../runtime/wiring/evaluate.js';
 import { EVAL_ID_PATTERN } from '../core/files/home.js';
 import { MAX_ALL_CHECKPOINTS, MAX_LISTED_CHECKPOINTS } from '../runtime/evaluation/checkpoints.js';
@@ -12,69 +13,69 @@ import { registryJobTask } from './jobTasks.js';
 import { modesById } from './argumentErrors.js';
 import { runIdInput } from './runSchemas.js';
 
-const interval = z.tuple([z.number(), z.number()]).nullable();
+const interval = z.tuple([zNumber, zNumber]).nullable();
 const verdict = z.enum(['better', 'no_clear_difference', 'worse']);
 
 const input = z
   .object({
     run_id: runIdInput.optional().describe('Default: the newest run; it may still be training'),
     checkpoints: z
-      .union([z.enum(['latest', 'all']), z.array(z.union([z.string().min(1).max(256), z.number().int().min(0)])).min(1).max(MAX_LISTED_CHECKPOINTS)])
+      .union([z.enum(['latest', 'all']), z.array(z.union([zString.min(1).max(256), zInt.min(0)])).min(1).max(MAX_LISTED_CHECKPOINTS)])
       .default('latest')
       .describe(`"latest" (the highest saved step), "all" (at most ${MAX_ALL_CHECKPOINTS}, evenly spaced, no step_0) or a list of steps / step_N / tinker:// paths`),
-    baseline: z.boolean().default(true).describe("Also evaluate the run's base model, and compare each checkpoint with it"),
+    baseline: zBoolean.default(true).describe("Also evaluate the run's base model, and compare each checkpoint with it"),
     method: z
       .enum(['auto', ...EVAL_METHODS])
       .default('auto')
       .describe(
         "auto: the environment's held-out evaluate when it has one, else process rollouts; vf_eval for a verifiers environment",
       ),
-    num_items: z.number().int().min(2).max(200).default(20).describe('process / vf_eval: items per model'),
-    group_size: z.number().int().min(1).max(16).default(4).describe('process / vf_eval: completions per item'),
-    timeout_seconds: z.number().int().min(10).max(3600).default(900).describe('Per model'),
-    wait_seconds: z.number().int().min(0).max(MAX_EVAL_WAIT_SECONDS).default(50).describe('This call answers by then (keep under the client timeout, often 60 s)'),
-    eval_id: z.string().regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('An evaluation started earlier: wait on it or fetch it (only wait_seconds beside it)'),
+    num_items: zInt.min(2).max(200).default(20).describe('process / vf_eval: items per model'),
+    group_size: zInt.min(1).max(16).default(4).describe('process / vf_eval: completions per item'),
+    timeout_seconds: zInt.min(10).max(3600).default(900).describe('Per model'),
+    wait_seconds: zInt.min(0).max(MAX_EVAL_WAIT_SECONDS).default(50).describe('This call answers by then (keep under the client timeout, often 60 s)'),
+    eval_id: zString.regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('An evaluation started earlier: wait on it or fetch it (only wait_seconds beside it)'),
   })
   .strict();
 
 const modelAnswer = z.object({
-  label: z.string(),
-  model: z.string(),
+  label: zString,
+  model: zString,
   role: z.enum(['baseline', 'checkpoint']),
-  step: z.number().optional(),
-  items: z.number(),
-  score: z.number().nullable().describe('Accuracy (0/1 scores) or mean score over items'),
+  step: zNumber.optional(),
+  items: zNumber,
+  score: zNumber.nullable().describe('Accuracy (0/1 scores) or mean score over items'),
   ci: interval.describe('95% interval of score (method in interval / statistics)'),
   interval: z.enum(['wilson', 't']).optional(),
-  vs_baseline: z.object({ diff: z.number(), ci: interval, method: z.enum(['paired_t', 'newcombe', 'welch_t']), items: z.number(), verdict }).optional(),
-  error: z.string().optional(),
-  error_kind: z.string().optional(),
-  env_metrics: z.record(z.string(), z.unknown()).optional(),
-  duration_seconds: z.number().optional(),
-  log: z.string(),
-  rollouts: z.string().optional(),
+  vs_baseline: z.object({ diff: zNumber, ci: interval, method: z.enum(['paired_t', 'newcombe', 'welch_t']), items: zNumber, verdict }).optional(),
+  error: zString.optional(),
+  error_kind: zString.optional(),
+  env_metrics: z.record(zString, zUnknown).optional(),
+  duration_seconds: zNumber.optional(),
+  log: zString,
+  rollouts: zString.optional(),
 });
 
 const output = z.object({
-  eval_id: z.string(),
+  eval_id: zString,
   status: z.enum(['running', 'completed', 'cancelled']),
-  run_id: z.string(),
-  environment: z.string(),
-  created_at: z.string(),
-  finished_at: z.string().optional(),
+  run_id: zString,
+  environment: zString,
+  created_at: zString,
+  finished_at: zString.optional(),
   method: z.enum(EVAL_METHODS),
-  method_reason: z.string(),
-  checkpoints: z.array(z.string()),
-  baseline: z.string().optional(),
-  run_at_start: z.object({ status: z.string(), steps_completed: z.number() }),
-  note: z.string().optional(),
-  message: z.string(),
-  progress: z.object({ models_total: z.number(), models_finished: z.number(), running: z.string().optional(), elapsed_seconds: z.number() }).optional(),
-  verdict: z.object({ checkpoint: z.string(), verdict, summary: z.string() }).optional(),
-  same_items: z.boolean().optional(),
+  method_reason: zString,
+  checkpoints: z.array(zString),
+  baseline: zString.optional(),
+  run_at_start: z.object({ status: zString, steps_completed: zNumber }),
+  note: zString.optional(),
+  message: zString,
+  progress: z.object({ models_total: zNumber, models_finished: zNumber, running: zString.optional(), elapsed_seconds: zNumber }).optional(),
+  verdict: z.object({ checkpoint: zString, verdict, summary: zString }).optional(),
+  same_items: zBoolean.optional(),
   models: z.array(modelAnswer).optional(),
-  statistics: z.record(z.string(), z.string()).optional().describe('The method behind each interval'),
-  result: z.string().describe('The whole result as an MCP resource'),
+  statistics: z.record(zString, zString).optional().describe('The method behind each interval'),
+  result: zString.describe('The whole result as an MCP resource'),
 });
 
 /** Starts the evaluation, or looks at the one eval_id names, waiting as `wait` says. */

@@ -1,5 +1,6 @@
 /** rl_get_current_config: the selected environment's fields and current values (Hermes tool 3). */
 import * as z from 'zod';
+import { zString, zBoolean } from '../core/schemaLeaves.js';
 import { costEstimate } from '../runtime/wiring/costs.js';
 import { lastKnownModels, servedText } from '../runtime/tinker/models.js';
 import { estimateSchema } from './costSchemas.js';
@@ -9,12 +10,12 @@ import { defineTool } from './define.js';
 import { jsonValue, SHOWN_VALUE_CHARS } from './rl_edit_config.js';
 
 const field = z.object({
-  name: z.string(),
-  type: z.string(),
+  name: zString,
+  type: zString,
   default: jsonValue,
-  description: z.string(),
+  description: zString,
   current_value: jsonValue,
-  allowed: z.string().optional().describe('Allowed values or range beyond the type'),
+  allowed: zString.optional().describe('Allowed values or range beyond the type'),
 });
 
 export const rlGetCurrentConfig = defineTool({
@@ -24,18 +25,18 @@ export const rlGetCurrentConfig = defineTool({
     "Shows the selected environment's config: the fields rl_edit_config can change (type, default, current value), the fields the operator locked, and wandb_project; flags a base model Tinker no longer serves. Read-only. Next: rl_edit_config, rl_test_inference or rl_estimate_cost.",
   input: z.object({}).strict(),
   output: z.object({
-    environment: z.string(),
-    selected_at: z.string().describe('When rl_select_environment chose it (ISO 8601)'),
+    environment: zString,
+    selected_at: zString.describe('When rl_select_environment chose it (ISO 8601)'),
     introspection: z.enum(['import', 'static']),
     configurable_fields: z.array(field),
     locked_fields: z.array(field.extend({ locked_value: jsonValue })),
-    wandb_project: z.string(),
+    wandb_project: zString,
     cost_estimate: estimateSchema.describe('What a run of this config would cost (as rl_estimate_cost answers)'),
     readiness: readinessSchema,
     base_model: z
-      .object({ name: z.string(), live: z.boolean().nullable().describe('false: Tinker no longer serves it (a start is refused); null: not checked, note says why'), note: z.string() })
+      .object({ name: zString, live: zBoolean.nullable().describe('false: Tinker no longer serves it (a start is refused); null: not checked, note says why'), note: zString })
       .describe('The base model a run trains, checked against the models Tinker served when rl_doctor or rl_start_training last asked (nothing is asked here)'),
-    tip: z.string(),
+    tip: zString,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async handler(_args, { runtime, signal }) {

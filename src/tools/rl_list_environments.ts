@@ -1,5 +1,6 @@
 /** rl_list_environments: the trainable environments found by static discovery (Hermes tool 1). */
 import * as z from 'zod';
+import { zString, zInt, zBoolean } from '../core/schemaLeaves.js';
 import { environmentDirs } from '../runtime/environments/catalog.js';
 import { environmentPage, frameworkOfEnvironment, type DiscoveredEnvironment } from '../runtime/environments/report.js';
 import { FRAMEWORKS } from '../runtime/runs/seams/record.js';
@@ -17,22 +18,22 @@ const TIPS = [
 ];
 
 const environment = z.object({
-  name: z.string(),
+  name: zString,
   framework: z.enum(FRAMEWORKS).describe('atropos: an Atropos environment (three processes); cookbook: a tinker-cookbook RL recipe, or a verifiers environment trained by its verifiers_rl recipe'),
-  recipe: z.string().optional().describe('cookbook: the recipe that trains it (python -m tinker_cookbook.recipes.<recipe>.train)'),
-  vf_env_id: z.string().optional().describe('cookbook: the verifiers environment id verifiers_rl loads'),
-  class_name: z.string(),
-  file_path: z.string(),
-  description: z.string(),
-  config_class: z.string(),
-  managed_server: z.boolean().optional().describe('Atropos: its code samples through managed_server, which the Tinker trainer needs (read from source)'),
+  recipe: zString.optional().describe('cookbook: the recipe that trains it (python -m tinker_cookbook.recipes.<recipe>.train)'),
+  vf_env_id: zString.optional().describe('cookbook: the verifiers environment id verifiers_rl loads'),
+  class_name: zString,
+  file_path: zString,
+  description: zString,
+  config_class: zString,
+  managed_server: zBoolean.optional().describe('Atropos: its code samples through managed_server, which the Tinker trainer needs (read from source)'),
   server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']).optional().describe('Atropos: what config_init returns as server configs (read from source; a ServerBaseline() counts as single)'),
   tinker_problems: z.array(z.enum(TINKER_PROBLEM_CODES)).describe('What stops it training on Tinker, or what the server works around for it: codes explained once in problem_details; empty when none'),
   lacks: z
-    .object({ modules: z.array(z.string()), extras: z.array(z.string()).optional(), at_start: z.boolean().describe('A start fails (refused); else a run fails when the code importing them runs'), install: z.string() })
+    .object({ modules: z.array(zString), extras: z.array(zString).optional(), at_start: zBoolean.describe('A start fails (refused); else a run fails when the code importing them runs'), install: zString })
     .optional()
     .describe("A cookbook recipe's imports RL_PYTHON cannot resolve (an optional extra not installed): it cannot start until they are installed"),
-  cannot_train: z.string().optional().describe("Why this cookbook recipe cannot train in RL_PYTHON's tinker-cookbook version: a start is refused"),
+  cannot_train: zString.optional().describe("Why this cookbook recipe cannot train in RL_PYTHON's tinker-cookbook version: a start is refused"),
 });
 
 /** An environment as the listing shows it: a cookbook one without the Atropos-only facts. */
@@ -42,7 +43,7 @@ function listed(env: DiscoveredEnvironment): z.input<typeof environment> {
   return { ...rest, framework: frameworkOfEnvironment(env), ...(facts as { managed_server?: boolean; server_configs?: typeof server_configs }), tinker_problems: tinker_problems.map((p) => p.code) };
 }
 
-const problemDetail = z.object({ blocking: z.boolean(), message: z.string(), fix: z.string() });
+const problemDetail = z.object({ blocking: zBoolean, message: zString, fix: zString });
 
 function bounded<T>(list: readonly T[]): { shown: T[]; omitted: number } {
   return { shown: list.slice(0, MAX_SIDE_ENTRIES), omitted: Math.max(0, list.length - MAX_SIDE_ENTRIES) };
@@ -55,33 +56,33 @@ export const rlListEnvironments = defineTool({
     "Lists the environments you can train: Atropos environments and tinker-cookbook RL recipes and verifiers environments (framework). Call it first, then rl_select_environment(name). Read-only. Pages: pass next_offset back as offset, or narrow with search. Also lists unparsable files, duplicate names (pick with select_as) and abstract bases.",
   input: z
     .object({
-      search: z.string().min(1).max(200).optional().describe('Only environments whose name, class or description contains this (case-insensitive)'),
-      limit: z.number().int().min(1).max(100).default(50).describe('Environments per page (fewer when they would make a long answer)'),
-      offset: z.number().int().min(0).default(0).describe('next_offset of the previous page'),
+      search: zString.min(1).max(200).optional().describe('Only environments whose name, class or description contains this (case-insensitive)'),
+      limit: zInt.min(1).max(100).default(50).describe('Environments per page (fewer when they would make a long answer)'),
+      offset: zInt.min(0).default(0).describe('next_offset of the previous page'),
       framework: z.enum(FRAMEWORKS).optional().describe('Only this framework\'s environments: atropos, or cookbook (tinker-cookbook recipes and verifiers environments)'),
     })
     .strict(),
   output: z.object({
     environments: z.array(environment),
-    count: z.number().int().describe('Environments in this answer'),
-    total: z.number().int().describe('Environments matching (all found, without search)'),
-    next_offset: z.number().int().optional().describe('Pass as offset for the next page'),
-    tips: z.array(z.string()),
-    skipped: z.array(z.object({ file_path: z.string(), reason: z.string() })).describe('Files that could not be parsed, one-line reason each'),
+    count: zInt.describe('Environments in this answer'),
+    total: zInt.describe('Environments matching (all found, without search)'),
+    next_offset: zInt.optional().describe('Pass as offset for the next page'),
+    tips: z.array(zString),
+    skipped: z.array(z.object({ file_path: zString, reason: zString })).describe('Files that could not be parsed, one-line reason each'),
     duplicates: z
-      .array(z.object({ name: z.string(), file_paths: z.array(z.string()), select_as: z.array(z.string()) }))
+      .array(z.object({ name: zString, file_paths: z.array(zString), select_as: z.array(zString) }))
       .describe('Names used by several environments: pass the select_as value to rl_select_environment instead'),
-    abstract: z.array(z.object({ class_name: z.string(), file_path: z.string() })).describe('Base classes without a name that other environments extend; not trainable'),
-    searched: z.array(z.string()).describe('Directories scanned'),
+    abstract: z.array(z.object({ class_name: zString, file_path: zString })).describe('Base classes without a name that other environments extend; not trainable'),
+    searched: z.array(zString).describe('Directories scanned'),
     cookbook: z
-      .object({ dir: z.string().optional(), missing: z.string().optional() })
+      .object({ dir: zString.optional(), missing: zString.optional() })
       .optional()
       .describe("RL_PYTHON's tinker_cookbook package (its recipes are listed), or why it has none"),
     problem_details: z
       .partialRecord(z.enum(TINKER_PROBLEM_CODES), problemDetail)
       .describe('What each tinker_problems code means: what happens upstream and what to do; blocking problems make a run fail after paid rollouts'),
     omitted: z
-      .object({ skipped: z.number().int(), duplicates: z.number().int(), abstract: z.number().int() })
+      .object({ skipped: zInt, duplicates: zInt, abstract: zInt })
       .optional()
       .describe(`Entries left out of the side lists (each shows at most ${MAX_SIDE_ENTRIES})`),
   }),

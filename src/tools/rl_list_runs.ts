@@ -1,5 +1,6 @@
 /** rl_list_runs: the runs in the registry, newest first, a page at a time (Hermes tool 9). */
 import * as z from 'zod';
+import { zString, zInt } from '../core/schemaLeaves.js';
 import { MAX_PAGE, STATUS_FILTERS } from '../runtime/runs/listing.js';
 import { FRAMEWORKS, PLACEMENTS } from '../runtime/runs/seams/record.js';
 import { defineTool } from './define.js';
@@ -13,10 +14,10 @@ export const rlListRuns = defineTool({
     "Lists the training runs of this RL_HOME, newest first, a page at a time (pass next_cursor back as cursor); filter by status or environment. Read-only; runs survive server restarts. Next: rl_check_status or rl_compare_runs.",
   input: z
     .object({
-      limit: z.number().int().min(1).max(MAX_PAGE).default(50).describe(`Runs per page (1-${MAX_PAGE})`),
-      cursor: z.string().max(500).optional().describe('next_cursor of the previous page'),
+      limit: zInt.min(1).max(MAX_PAGE).default(50).describe(`Runs per page (1-${MAX_PAGE})`),
+      cursor: zString.max(500).optional().describe('next_cursor of the previous page'),
       status: z.enum(STATUS_FILTERS).optional(),
-      environment: z.string().max(200).optional().describe('Only runs of this environment'),
+      environment: zString.max(200).optional().describe('Only runs of this environment'),
     })
     .strict(),
   output: z.object({
@@ -25,15 +26,15 @@ export const rlListRuns = defineTool({
         ...listedRunFields,
         framework: z.enum(FRAMEWORKS).optional().describe('atropos or cookbook; absent for a damaged record'),
         placement: z.enum(PLACEMENTS).optional().describe('local or slurm: where its processes run; absent for a damaged record'),
-        wandb_run_name: z.string().nullable(),
-        ended_at: z.string().nullable(),
+        wandb_run_name: zString.nullable(),
+        ended_at: zString.nullable(),
         health: healthSchema.optional().describe('As in rl_check_status, with only the main reason (rl_check_status gives them all)'),
         cost: listedCostSchema.optional(),
       }),
     ),
-    count: z.number().int().describe('Runs on this page'),
-    total: z.number().int().describe('Runs matching the filters, on all pages'),
-    next_cursor: z.string().optional().describe('Present when more runs remain: pass it as cursor'),
+    count: zInt.describe('Runs on this page'),
+    total: zInt.describe('Runs matching the filters, on all pages'),
+    next_cursor: zString.optional().describe('Present when more runs remain: pass it as cursor'),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handler: (args, { runtime }) => runtime.runs.listRuns(args),

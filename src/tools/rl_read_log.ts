@@ -1,5 +1,6 @@
 /** rl_read_log: bounded, redacted reading of a run's or an inference test's log, as a tool. */
 import * as z from 'zod';
+import { zString, zInt, zBoolean } from '../core/schemaLeaves.js';
 import { readLog } from '../runtime/wiring/logs.js';
 import { RUN_PROCESSES, TEST_ID_PATTERN } from '../core/files/home.js';
 import { DEFAULT_LOG_LINES, MAX_LOG_LINES } from '../core/files/logLines.js';
@@ -14,29 +15,29 @@ export const rlReadLog = defineTool({
   input: z
     .object({
       run_id: runIdInput.optional(),
-      test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id is 8 lowercase hex characters, as rl_test_inference returns').optional().describe('Inference test id'),
+      test_id: zString.regex(TEST_ID_PATTERN, 'a test_id is 8 lowercase hex characters, as rl_test_inference returns').optional().describe('Inference test id'),
       process: z.enum(RUN_PROCESSES).optional().describe('With run_id (default trainer)'),
-      model: z.string().min(1).max(200).optional().describe('With test_id: the model id as tested'),
-      lines: z.number().int().min(1).max(MAX_LOG_LINES).default(DEFAULT_LOG_LINES).describe('Lines to return'),
-      offset: z.number().int().min(0).optional().describe('Read forward from here (a next_offset); absent: the tail'),
-      grep: z.string().min(1).max(200).optional().describe('Only lines containing this (case-insensitive)'),
+      model: zString.min(1).max(200).optional().describe('With test_id: the model id as tested'),
+      lines: zInt.min(1).max(MAX_LOG_LINES).default(DEFAULT_LOG_LINES).describe('Lines to return'),
+      offset: zInt.min(0).optional().describe('Read forward from here (a next_offset); absent: the tail'),
+      grep: zString.min(1).max(200).optional().describe('Only lines containing this (case-insensitive)'),
     })
     .strict(),
   output: z.object({
-    run_id: z.string().optional(),
-    test_id: z.string().optional(),
+    run_id: zString.optional(),
+    test_id: zString.optional(),
     process: z.enum(RUN_PROCESSES).optional(),
-    log_file: z.string(),
-    uri: z.string().describe('The same log as an MCP resource'),
-    grep: z.string().optional(),
-    lines: z.array(z.string()),
-    first_offset: z.number().int().describe('Byte offset of the first line returned'),
-    next_offset: z.number().int().describe('Pass as offset to read what follows'),
-    size: z.number().int().describe('Bytes in the log when read'),
-    truncated: z.boolean().describe('Lines were left out: earlier ones (tail) or later ones (with offset)'),
-    scanned_bytes: z.number().int(),
-    scan_limited: z.boolean().describe('The call stopped reading (8 MiB) before finding `lines` lines'),
-    note: z.string().optional(),
+    log_file: zString,
+    uri: zString.describe('The same log as an MCP resource'),
+    grep: zString.optional(),
+    lines: z.array(zString),
+    first_offset: zInt.describe('Byte offset of the first line returned'),
+    next_offset: zInt.describe('Pass as offset to read what follows'),
+    size: zInt.describe('Bytes in the log when read'),
+    truncated: zBoolean.describe('Lines were left out: earlier ones (tail) or later ones (with offset)'),
+    scanned_bytes: zInt,
+    scan_limited: zBoolean.describe('The call stopped reading (8 MiB) before finding `lines` lines'),
+    note: zString.optional(),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   handler: (args, { runtime }) => readLog(runtime, args),

@@ -1,5 +1,6 @@
 /** rl_resume_training: start a failed or stopped cookbook run again where it left off, same run id. */
 import * as z from 'zod';
+import { zString, zInt } from '../core/schemaLeaves.js';
 import { runLogUri } from '../core/resourceUris.js';
 import type { RunProcess } from '../core/files/home.js';
 import { defineTool } from './define.js';
@@ -12,15 +13,15 @@ export const rlResumeTraining = defineTool({
     "Restarts a failed or stopped cookbook training run from its last saved state: the same run_id, with its steps, metrics and spend carried on; costs Tinker compute again. Refused with the reason for an Atropos run or a run that saved no state. Returns at once; next: rl_wait_for_run.",
   input: z.object({ run_id: runIdInput }).strict(),
   output: z.object({
-    run_id: z.string(),
+    run_id: zString,
     status: z.literal('starting'),
     ...runKind,
-    environment: z.string(),
-    resumed_from_step: z.number().int().describe('The step training restarts at: the batch of the last saved state (checkpoints.jsonl)'),
-    state_path: z.string().describe('The tinker:// state (weights and optimizer) it loads'),
-    resumes: z.number().int().describe('How many times this run has been resumed, this one included'),
+    environment: zString,
+    resumed_from_step: zInt.describe('The step training restarts at: the batch of the last saved state (checkpoints.jsonl)'),
+    state_path: zString.describe('The tinker:// state (weights and optimizer) it loads'),
+    resumes: zInt.describe('How many times this run has been resumed, this one included'),
     log_uris: processLogUris,
-    message: z.string(),
+    message: zString,
   }),
   // Not idempotent: each call starts (and bills) the run again. Open world: it drives the paid Tinker service.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

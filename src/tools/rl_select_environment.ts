@@ -1,13 +1,13 @@
 /** rl_select_environment: choose the environment to train and load its config (Hermes tool 2). */
 import * as z from 'zod';
+import { zString, zInt, zBoolean } from '../core/schemaLeaves.js';
 import { SERVER_CONFIGS_SHAPES, TINKER_PROBLEM_CODES, tinkerFitOf } from '../runtime/environments/tinkerReadiness.js';
 import { frameworkOfEnvironment } from '../runtime/environments/report.js';
 import { FRAMEWORKS } from '../runtime/runs/seams/record.js';
 import { defineTool } from './define.js';
 
 /** An environment as rl_list_environments names it; rl_start_training and rl_test_inference take it too. */
-export const environmentName = z
-  .string()
+export const environmentName = zString
   .trim()
   .min(1)
   .max(128)
@@ -25,22 +25,22 @@ export const rlSelectEnvironment = defineTool({
     })
     .strict(),
   output: z.object({
-    message: z.string(),
-    environment: z.string(),
-    file_path: z.string(),
-    class_name: z.string(),
-    config_class: z.string(),
-    configurable_fields: z.number().int().describe('How many fields rl_edit_config can change'),
-    locked_fields: z.number().int(),
+    message: zString,
+    environment: zString,
+    file_path: zString,
+    class_name: zString,
+    config_class: zString,
+    configurable_fields: zInt.describe('How many fields rl_edit_config can change'),
+    locked_fields: zInt,
     introspection: z.enum(['import', 'static']).describe('import: values from config_init(); static: read from source because the import failed'),
-    import_error: z.string().optional(),
+    import_error: zString.optional(),
     framework: z.enum(FRAMEWORKS).describe('atropos or cookbook (a tinker-cookbook recipe, or a verifiers environment trained by verifiers_rl)'),
-    recipe: z.string().optional().describe('cookbook: the recipe that trains it'),
-    vf_env_id: z.string().optional().describe('cookbook: the verifiers environment id'),
-    managed_server: z.boolean().optional().describe('Atropos: its code samples through managed_server, which the Tinker trainer needs'),
+    recipe: zString.optional().describe('cookbook: the recipe that trains it'),
+    vf_env_id: zString.optional().describe('cookbook: the verifiers environment id'),
+    managed_server: zBoolean.optional().describe('Atropos: its code samples through managed_server, which the Tinker trainer needs'),
     server_configs: z.enum(SERVER_CONFIGS_SHAPES).optional().describe("Atropos: config_init()'s server configs: a list, one APIServerConfig, a bare ServerBaseline"),
     tinker_problems: z
-      .array(z.object({ code: z.enum(TINKER_PROBLEM_CODES), blocking: z.boolean(), message: z.string(), fix: z.string() }))
+      .array(z.object({ code: z.enum(TINKER_PROBLEM_CODES), blocking: zBoolean, message: zString, fix: zString }))
       .describe('What stops it training on Tinker (blocking: a run would fail after paid rollouts) or what the server works around; empty when none'),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -1,5 +1,6 @@
 /** rl_start_training: launch and supervise a training run of the selected environment, or of one named in the call (Hermes tool 5). */
 import * as z from 'zod';
+import { zString, zBoolean, zUnknown } from '../core/schemaLeaves.js';
 import { previewValues, type JsonValue } from '../core/json.js';
 import type { RunProcess } from '../core/files/home.js';
 import { runLogUri } from '../core/resourceUris.js';
@@ -55,36 +56,36 @@ export const rlStartTraining = defineTool({
     .object({
       environment: environmentName.optional().describe("Train this environment from its defaults instead of the saved selection"),
       config: z
-        .record(z.string().min(1).max(128), configValue)
+        .record(zString.min(1).max(128), configValue)
         .optional()
         .describe('Field -> value for this run only (e.g. {"group_size": 8}), checked as rl_edit_config checks it'),
       placement: runKind.placement.optional().describe('local (this host) or slurm (one Slurm job); default RL_PLACEMENT'),
       slurm: slurmResources.optional().describe('placement slurm: the job'),
-      dry_run: z.boolean().optional().describe('Check and lay the run out (with its Slurm script), start nothing'),
+      dry_run: zBoolean.optional().describe('Check and lay the run out (with its Slurm script), start nothing'),
     })
     .strict(),
   output: z.object({
-    run_id: z.string().describe('The new run; for a dry run, the id it would have had'),
+    run_id: zString.describe('The new run; for a dry run, the id it would have had'),
     status: z.enum(['starting', 'dry_run']).describe('starting, or dry_run when nothing was written or started'),
-    submitted: z.boolean().optional().describe('false for a dry run: no job was submitted, nothing was started'),
-    script: z.string().optional().describe('A Slurm run\'s job script, as the server submits it (no secret: keys reach the steps through their environment)'),
-    environment: z.string(),
+    submitted: zBoolean.optional().describe('false for a dry run: no job was submitted, nothing was started'),
+    script: zString.optional().describe('A Slurm run\'s job script, as the server submits it (no secret: keys reach the steps through their environment)'),
+    environment: zString,
     ...runKind,
     config_source: z
       .enum(CONFIG_SOURCES)
       .describe('What the config was built from: the saved selection, or the environment named in the call (config_init() values), plus `config` when given'),
-    overrides: z.record(z.string(), z.unknown()).optional().describe('The `config` values as set (converted to the fields\' types)'),
-    config: z.record(z.string(), z.unknown()).describe("The run config's env section (locked values plus the edited fields); long values shown by their start (config_path holds them whole)"),
-    wandb_project: z.string(),
-    wandb_run_name: z.string().describe('tinker.wandb_run_name = <env>-<run_id>; W&B runs are grouped under wandb_group'),
-    trainer_wandb_run_name: z.string().describe("The trainer's W&B run name"),
-    wandb_group: z.string(),
-    config_path: z.string(),
+    overrides: z.record(zString, zUnknown).optional().describe('The `config` values as set (converted to the fields\' types)'),
+    config: z.record(zString, zUnknown).describe("The run config's env section (locked values plus the edited fields); long values shown by their start (config_path holds them whole)"),
+    wandb_project: zString,
+    wandb_run_name: zString.describe('tinker.wandb_run_name = <env>-<run_id>; W&B runs are grouped under wandb_group'),
+    trainer_wandb_run_name: zString.describe("The trainer's W&B run name"),
+    wandb_group: zString,
+    config_path: zString,
     logs: processLogs,
     log_uris: processLogUris,
     cost_estimate: estimateSchema.describe('What this run will cost, estimated at its start; rl_check_status reports spend so far'),
     readiness: readinessSchema,
-    message: z.string(),
+    message: zString,
   }),
   // Not idempotent: each call starts (and bills) a new run. Open world: it drives the paid Tinker service.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -1,5 +1,6 @@
 /** rl_test_inference: smoke-test the selected environment against OpenAI-compatible models. */
 import * as z from 'zod';
+import { zString, zNumber, zInt, zBoolean } from '../core/schemaLeaves.js';
 import { SERVER_TYPES } from '../runtime/inference/command.js';
 import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, MAX_WAIT_SECONDS } from '../runtime/inference/testRegistry.js';
 import { TEST_ID_PATTERN } from '../core/files/home.js';
@@ -19,113 +20,109 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const input = z
   .object({
     environment: environmentName.optional().describe('Test this environment instead of the selected one'),
-    num_steps: z.number().int().min(1).max(50).default(3).describe('Groups (steps) per model'),
-    group_size: z.number().int().min(1).max(64).default(16).describe('Completions per group'),
+    num_steps: zInt.min(1).max(50).default(3).describe('Groups (steps) per model'),
+    group_size: zInt.min(1).max(64).default(16).describe('Completions per group'),
     models: z
-      .array(z.string().min(1).max(256).regex(MODEL_ID, 'a model id such as qwen/qwen3-8b, Qwen/Qwen3-8B or tinker://.../sampler_weights/step_N'))
+      .array(zString.min(1).max(256).regex(MODEL_ID, 'a model id such as qwen/qwen3-8b, Qwen/Qwen3-8B or tinker://.../sampler_weights/step_N'))
       .min(1)
       .max(8)
       .optional()
       .describe(
         `Default: ${DEFAULT_TEST_MODELS.map((m) => m.id).join(', ')}. tinker:// checkpoints and Tinker base models (Qwen/Qwen3-8B) are sampled through Tinker unless base_url is given`,
       ),
-    base_url: z.string().min(1).max(2048).default(DEFAULT_BASE_URL).describe('OpenAI-compatible endpoint (http or https)'),
-    api_key_env: z
-      .string()
+    base_url: zString.min(1).max(2048).default(DEFAULT_BASE_URL).describe('OpenAI-compatible endpoint (http or https)'),
+    api_key_env: zString
       .min(1)
       .max(128)
       .regex(ENV_NAME, 'an environment variable name')
       .default(DEFAULT_API_KEY_ENV)
       .describe("The server's environment variable holding the endpoint's key (never the key)"),
     server_type: z.enum(SERVER_TYPES).default('openai'),
-    timeout_seconds: z.number().int().min(1).max(3600).default(600).describe('Per model'),
-    wait_seconds: z
-      .number()
-      .int()
+    timeout_seconds: zInt.min(1).max(3600).default(600).describe('Per model'),
+    wait_seconds: zInt
       .min(0)
       .max(MAX_WAIT_SECONDS)
       .default(50)
       .describe('This call answers by then (keep under the client timeout, often 60 s)'),
-    test_id: z.string().regex(TEST_ID_PATTERN, 'a test_id returned by an earlier call').optional().describe('A test started earlier: wait on it or fetch it (only wait_seconds beside it)'),
-    use_wandb: z.boolean().default(false).describe('Log the test to W&B (needs WANDB_API_KEY)'),
+    test_id: zString.regex(TEST_ID_PATTERN, 'a test_id returned by an earlier call').optional().describe('A test started earlier: wait on it or fetch it (only wait_seconds beside it)'),
+    use_wandb: zBoolean.default(false).describe('Log the test to W&B (needs WANDB_API_KEY)'),
   })
   .strict();
 
-const step = z.object({ step: z.number(), completions: z.number(), correct: z.number() });
+const step = z.object({ step: zNumber, completions: zNumber, correct: zNumber });
 const modelResult = z.object({
-  model: z.string(),
-  name: z.string(),
-  scale: z.string(),
-  output_file: z.string(),
-  log_file: z.string(),
+  model: zString,
+  name: zString,
+  scale: zString,
+  output_file: zString,
+  log_file: zString,
   steps: z.array(step),
-  steps_tested: z.number(),
-  total_completions: z.number(),
-  correct_completions: z.number(),
-  accuracy: z.number(),
-  steps_with_correct: z.number(),
-  step_success_rate: z.number(),
-  mean_score: z.number(),
-  duration_seconds: z.number().optional(),
-  error: z.string().optional(),
-  error_kind: z.string().optional().describe('What kind of failure error describes: authentication, model_not_found, no_learning_signal, ...; for a model that ran, what warning says'),
-  warning: z.string().optional().describe('The model ran, but nothing can be learned from what it produced (every group scored alike)'),
-  stderr_tail: z.string().optional(),
-  exit_code: z.number().nullable().optional(),
-  timed_out: z.boolean().optional(),
+  steps_tested: zNumber,
+  total_completions: zNumber,
+  correct_completions: zNumber,
+  accuracy: zNumber,
+  steps_with_correct: zNumber,
+  step_success_rate: zNumber,
+  mean_score: zNumber,
+  duration_seconds: zNumber.optional(),
+  error: zString.optional(),
+  error_kind: zString.optional().describe('What kind of failure error describes: authentication, model_not_found, no_learning_signal, ...; for a model that ran, what warning says'),
+  warning: zString.optional().describe('The model ran, but nothing can be learned from what it produced (every group scored alike)'),
+  stderr_tail: zString.optional(),
+  exit_code: zNumber.nullable().optional(),
+  timed_out: zBoolean.optional(),
   rollout_tokens: z
     .object({
-      source: z
-        .string()
+      source: zString
         .describe(
           "tokens/masks: counted by the environment's tokenizer; chars/4: from its messages at 4 characters per token; endpoint usage: the endpoint's own count, " +
             "seen on the wire (atroposlib writes placeholder tokens for an OpenAI-compatible endpoint); endpoint text chars/4: the texts the wire carried",
         ),
-      rollouts: z.number(),
-      prompt_tokens: z.object({ mean: z.number(), max: z.number() }),
-      completion_tokens: z.object({ mean: z.number(), p25: z.number(), max: z.number() }),
+      rollouts: zNumber,
+      prompt_tokens: z.object({ mean: zNumber, max: zNumber }),
+      completion_tokens: z.object({ mean: zNumber, p25: zNumber, max: zNumber }),
     })
     .optional()
     .describe('Measured tokens per rollout: what rl_estimate_cost uses for this environment'),
-  endpoint: z.string().optional(),
+  endpoint: zString.optional(),
   signal: signalSchema
     .optional()
     .describe('Share of groups whose scores differ (the training signal), all right, all wrong; invalid rewards (None, NaN) apart from zeros'),
 });
 
 const output = z.object({
-  test_id: z.string(),
+  test_id: zString,
   status: z.enum(['running', 'completed', 'cancelled']),
-  message: z.string().optional(),
-  environment: z.string(),
-  environment_file: z.string(),
+  message: zString.optional(),
+  environment: zString,
+  environment_file: zString,
   test_config: z.object({
-    num_steps: z.number(),
-    group_size: z.number(),
-    rollouts_per_model: z.number(),
-    total_rollouts: z.number(),
-    base_url: z.string(),
-    server_type: z.string(),
+    num_steps: zNumber,
+    group_size: zNumber,
+    rollouts_per_model: zNumber,
+    total_rollouts: zNumber,
+    base_url: zString,
+    server_type: zString,
   }),
   progress: z
     .object({
-      models_total: z.number(),
-      models_finished: z.number(),
-      elapsed_seconds: z.number(),
-      models: z.array(z.object({ model: z.string(), state: z.string(), log_file: z.string(), elapsed_seconds: z.number().optional(), pid: z.number().optional() })),
+      models_total: zNumber,
+      models_finished: zNumber,
+      elapsed_seconds: zNumber,
+      models: z.array(z.object({ model: zString, state: zString, log_file: zString, elapsed_seconds: zNumber.optional(), pid: zNumber.optional() })),
     })
     .optional(),
   models_tested: z.array(modelResult).optional(),
-  result_file: z.string().optional().describe('result.json: this result with every completion\'s score per step'),
+  result_file: zString.optional().describe('result.json: this result with every completion\'s score per step'),
   summary: z
     .object({
-      steps_requested: z.number(),
-      models_tested: z.number(),
-      models_succeeded: z.number(),
-      best_model: z.string().nullable(),
-      avg_accuracy: z.number(),
-      environment_working: z.boolean(),
-      output_directory: z.string(),
+      steps_requested: zNumber,
+      models_tested: zNumber,
+      models_succeeded: zNumber,
+      best_model: zString.nullable(),
+      avg_accuracy: zNumber,
+      environment_working: zBoolean,
+      output_directory: zString,
     })
     .optional(),
 });

@@ -1,5 +1,6 @@
 /** rl_wait_for_run: waits, within one call, until a run is running, made one more step, or ended. */
 import * as z from 'zod';
+import { zString, zNumber, zInt, zBoolean } from '../core/schemaLeaves.js';
 import { UserError } from '../core/errors.js';
 import { isDamaged, isEnded } from '../runtime/runs/seams/record.js';
 import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, stepsOf, WAIT_CONDITIONS, type WaitAnswer, type WaitCondition } from '../runtime/runs/waiting.js';
@@ -45,19 +46,19 @@ export const rlWaitForRun = defineTool({
     .object({
       run_id: runIdInput,
       until: z.enum(WAIT_CONDITIONS).describe('running: the run is running (or ran); step: one more trainer step; ended: completed, failed or stopped'),
-      timeout_seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).default(DEFAULT_WAIT_SECONDS).describe('Longest wait; clients give up on a call after about 60 s'),
+      timeout_seconds: zInt.min(1).max(MAX_WAIT_SECONDS).default(DEFAULT_WAIT_SECONDS).describe('Longest wait; clients give up on a call after about 60 s'),
     })
     .strict(),
   output: z.object({
-    run_id: z.string(),
-    reached: z.boolean().describe('Whether the condition holds; false when the run ended first or the wait timed out'),
+    run_id: zString,
+    reached: zBoolean.describe('Whether the condition holds; false when the run ended first or the wait timed out'),
     until: z.enum(WAIT_CONDITIONS),
-    waited_seconds: z.number(),
+    waited_seconds: zNumber,
     status: runStatus,
-    phase: z.string().optional(),
+    phase: zString.optional(),
     health: healthSchema.optional(),
-    progress: z.object({ step: z.number().int(), total_steps: z.number().int() }).optional().describe('Trainer steps completed out of the total, as observed'),
-    error: z.string().optional().describe('Why the run record cannot be read (status unknown)'),
+    progress: z.object({ step: zInt, total_steps: zInt }).optional().describe('Trainer steps completed out of the total, as observed'),
+    error: zString.optional().describe('Why the run record cannot be read (status unknown)'),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   task: waitTask(),

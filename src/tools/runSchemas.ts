@@ -1,23 +1,24 @@
 /** Schema pieces shared by the run tools (rl_start_training, rl_check_status, rl_stop_training, rl_list_runs, rl_get_results, rl_dashboard_snapshot). */
 import * as z from 'zod';
+import { zString, zNumber, zInt } from '../core/schemaLeaves.js';
 import { RUN_ID_PATTERN, RUN_PROCESSES } from '../core/files/home.js';
 import { FRAMEWORKS, PLACEMENTS, RUN_STATUSES } from '../runtime/runs/seams/record.js';
 import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';
 
-export const runIdInput = z.string().regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id (rl_list_runs lists them)');
+export const runIdInput = zString.regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id (rl_list_runs lists them)');
 
 export const runStatus = z.enum(RUN_STATUSES);
 
 /** A W&B value: non-finite ones stay visible as strings ("NaN", "Infinity"); null = not logged. */
-export const wandbNumber = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']), z.null()]);
+export const wandbNumber = z.union([zNumber, z.enum(['NaN', 'Infinity', '-Infinity']), z.null()]);
 
 /** What every answer listing runs says of each: rl_list_runs and rl_compare_runs extend it. */
 export const listedRunFields = {
-  run_id: z.string(),
-  environment: z.string().nullable(),
+  run_id: zString,
+  environment: zString.nullable(),
   status: runStatus,
-  started_at: z.string().nullable(),
-  error: z.string().optional().describe('Why the run record is unusable (status unknown)'),
+  started_at: zString.nullable(),
+  error: zString.optional().describe('Why the run record is unusable (status unknown)'),
 };
 
 export const healthSchema = z
@@ -25,15 +26,15 @@ export const healthSchema = z
     verdict: z.enum(HEALTH_VERDICTS),
     reasons: z.array(
       z.object({
-        code: z.string(),
-        message: z.string(),
-        evidence: z.object({ line: z.string().optional(), count: z.number().int().optional(), at: z.string().optional(), process: z.enum(RUN_PROCESSES).optional() }).optional(),
+        code: zString,
+        message: zString,
+        evidence: z.object({ line: zString.optional(), count: zInt.optional(), at: zString.optional(), process: z.enum(RUN_PROCESSES).optional() }).optional(),
       }),
     ),
-    last_step: z.number().int().nullable().describe('Trainer steps completed, as observed'),
-    last_step_at: z.string().nullable(),
-    seconds_since_progress: z.number().int().nullable().describe('Since the last trainer step or new data; null when not training'),
-    observed_at: z.string().nullable().describe('When the supervisor last looked at the run'),
+    last_step: zInt.nullable().describe('Trainer steps completed, as observed'),
+    last_step_at: zString.nullable(),
+    seconds_since_progress: zInt.nullable().describe('Since the last trainer step or new data; null when not training'),
+    observed_at: zString.nullable().describe('When the supervisor last looked at the run'),
   })
   .describe('Is the run learning: starting, waiting_for_data, healthy, degraded, stalled, or its ended state, with the evidence');
 
@@ -49,21 +50,21 @@ export const runKind = {
 /** One process of a run as rl_check_status and the dashboard show it. */
 export const processState = z.object({
   state: z.enum(['not_started', 'running', 'exited']),
-  pid: z.number().int().nullable(),
-  exit_code: z.number().int().nullable().describe('null while running, when killed by a signal, or when unknown (ended while the run had no keeper)'),
-  signal: z.string().optional(),
+  pid: zInt.nullable(),
+  exit_code: zInt.nullable().describe('null while running, when killed by a signal, or when unknown (ended while the run had no keeper)'),
+  signal: zString.optional(),
 });
 
-export const processLogs = perProcess(z.string()).describe('Log file of each process');
-export const processLogUris = perProcess(z.string()).describe('The same logs as MCP resources (rl://runs/<id>/logs/<process>)');
+export const processLogs = perProcess(zString).describe('Log file of each process');
+export const processLogUris = perProcess(zString).describe('The same logs as MCP resources (rl://runs/<id>/logs/<process>)');
 
 /** What a start may ask of its Slurm job; each is checked again (and the unset ones filled) from the RL_SLURM_* settings. */
 export const slurmResources = z
   .object({
-    partition: z.string().min(1).max(200).optional().describe('Default RL_SLURM_PARTITION'),
-    account: z.string().min(1).max(200).optional().describe('Default RL_SLURM_ACCOUNT'),
-    time_limit: z.string().min(1).max(40).optional().describe('As sbatch --time takes it (default RL_SLURM_TIME_LIMIT)'),
-    cpus_per_process: z.number().int().min(1).max(1024).optional().describe('Per process (default RL_SLURM_CPUS_PER_PROCESS)'),
-    mem_per_process: z.string().min(1).max(20).optional().describe('Per process, e.g. 4G (default RL_SLURM_MEM_PER_PROCESS)'),
+    partition: zString.min(1).max(200).optional().describe('Default RL_SLURM_PARTITION'),
+    account: zString.min(1).max(200).optional().describe('Default RL_SLURM_ACCOUNT'),
+    time_limit: zString.min(1).max(40).optional().describe('As sbatch --time takes it (default RL_SLURM_TIME_LIMIT)'),
+    cpus_per_process: zInt.min(1).max(1024).optional().describe('Per process (default RL_SLURM_CPUS_PER_PROCESS)'),
+    mem_per_process: zString.min(1).max(20).optional().describe('Per process, e.g. 4G (default RL_SLURM_MEM_PER_PROCESS)'),
   })
   .strict();

@@ -19,6 +19,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, type CallToolResult, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
+import { zString } from '../core/schemaLeaves.js';
 import { UserError } from '../core/errors.js';
 import { cancelledTaskPath, taskKeyPath } from '../core/files/home.js';
 import { persistentKey } from '../core/files/secretKey.js';
@@ -192,7 +193,7 @@ export class Tasks {
   }
 }
 
-const TaskParams = z.looseObject({ taskId: z.string() });
+const TaskParams = z.looseObject({ taskId: zString });
 
 /** tasks/get, tasks/update and tasks/cancel, answered only to a request that declares the extension. */
 export function registerTasks(server: McpServer, tasks: Tasks): void {

@@ -184,6 +184,18 @@ function zodNamedImports(files: readonly SourceFile[]): string[] {
 }
 
 /**
+ * Leaf schemas come from src/core/schemaLeaves.ts, one instance each: a fresh `z.string()` per field
+ * is another zod instance (about 1 KB) built at every start.
+ */
+const FRESH_LEAF = /\bz\s*\.(string|number|int|boolean|unknown)\(\)/g;
+
+function freshLeaves(files: readonly SourceFile[]): string[] {
+  return files
+    .filter((f) => f.path !== 'core/schemaLeaves.ts')
+    .flatMap((f) => [...f.text.matchAll(FRESH_LEAF)].map((m) => `${f.path}:${f.text.slice(0, m.index).split('\n').length} ${m[0]}`));
+}
+
+/**
  * Node's modules a server start does not need (HTTP, TLS, zlib, child processes, readline) load on
  * first use through src/core/onDemand.ts: a static import anywhere loads them at every start (about
  * 4 MiB of an idle server's memory together). Type-only imports load nothing.
@@ -207,6 +219,7 @@ const RULES: Array<[string, (files: readonly SourceFile[]) => string[]]> = [
   [`no function over ${MAX_FUNCTION_LINES} lines, no file over ${MAX_FILE_LINES} lines`, oversized],
   ["zod is imported as a namespace (import * as z from 'zod'), so the bundle keeps only the zod it uses", zodNamedImports],
   ['Node modules a start does not need (HTTP, TLS, zlib, child processes, readline) are loaded on first use, through src/core/onDemand.ts', startLoadedBuiltins],
+  ['leaf schemas (z.string(), z.number(), z.int(), z.boolean(), z.unknown()) are the shared ones of src/core/schemaLeaves.ts', freshLeaves],
 ];
 
 for (const [rule, breaches] of RULES) test(rule, () => assert.deepEqual(breaches(files), []));
@@ -237,4 +250,5 @@ test('the rules can fail: planted breaches of each are caught', () => {
   assert.deepEqual(startLoadedBuiltins([parse('runtime/p.ts', "import type { IncomingMessage } from 'node:http';\nimport { request } from 'node:https';"), parse('core/onDemand.ts', "import { spawn } from 'node:child_process';")]), [
     'runtime/p.ts:2 imports node:https',
   ]);
+  assert.deepEqual(freshLeaves([parse('tools/t.ts', 'const a = z.string().max(3);\nconst b = z\n  .number();\nconst c = zInt.min(0);'), parse('core/schemaLeaves.ts', 'export const zInt = z.int();')]), ['tools/t.ts:1 z.string()', 'tools/t.ts:2 z\n  .number()']);
 });

@@ -8,6 +8,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
+import { zString, zNumber, zBoolean } from '../../core/schemaLeaves.js';
 import { staticFields, withKnownConstraints } from './baseEnvConfig.js';
 import { runPythonHelper } from './pythonHelper.js';
 import { UserError } from '../../core/errors.js';
@@ -61,19 +62,19 @@ const SCALAR = z.enum(['int', 'float', 'bool', 'str']);
 /** A field as JSON, as python/introspect.py answers it (and the saved selection keeps it). */
 export const FIELD_JSON = z
   .object({
-    name: z.string(),
-    type: z.string(),
+    name: zString,
+    type: zString,
     kind: z.union([SCALAR, z.enum(['enum', 'list', 'dict', 'any'])]),
-    nullable: z.boolean(),
-    enum: z.array(z.union([z.string(), z.number()])).optional(),
-    enum_names: z.array(z.string()).optional(),
+    nullable: zBoolean,
+    enum: z.array(z.union([zString, zNumber])).optional(),
+    enum_names: z.array(zString).optional(),
     items: SCALAR.optional(),
-    minimum: z.number().optional(),
-    maximum: z.number().optional(),
-    exclusiveMinimum: z.number().optional(),
-    exclusiveMaximum: z.number().optional(),
+    minimum: zNumber.optional(),
+    maximum: zNumber.optional(),
+    exclusiveMinimum: zNumber.optional(),
+    exclusiveMaximum: zNumber.optional(),
     default: z.json(),
-    description: z.string(),
+    description: zString,
   })
   .transform(({ enum_names, ...rest }): FieldInfo => (enum_names ? { ...rest, enumNames: enum_names } : rest));
 
@@ -84,13 +85,13 @@ export function fieldJson({ enumNames, ...rest }: FieldInfo): z.input<typeof FIE
 
 const HELPER_ANSWER = z.object({
   introspection: z.enum(['import', 'static']),
-  import_error: z.string().nullish(),
-  config_class: z.string(),
+  import_error: zString.nullish(),
+  config_class: zString,
   fields: z.array(FIELD_JSON),
-  values: z.record(z.string(), z.json()),
-  managed_server: z.boolean().optional(),
+  values: z.record(zString, z.json()),
+  managed_server: zBoolean.optional(),
   server_configs: z.enum(SERVER_CONFIGS_SHAPES).optional(),
-  sources: z.array(z.string()).optional(),
+  sources: z.array(zString).optional(),
 });
 type HelperAnswer = z.output<typeof HELPER_ANSWER>;
 

@@ -10,6 +10,7 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import * as z from 'zod';
+import { zString, zNumber, zInt, zBoolean } from '../../core/schemaLeaves.js';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { diskFullError, isDiskFull } from '../../core/files/diskFull.js';
 import { UserError } from '../../core/errors.js';
@@ -48,26 +49,26 @@ const SAVED = z.object({
   format: z.literal(1),
   selected_at: z.iso.datetime(),
   environment: z.object({
-    name: z.string(),
-    class_name: z.string(),
-    file_path: z.string(),
-    description: z.string(),
-    config_class: z.string(),
-    managed_server: z.boolean(),
+    name: zString,
+    class_name: zString,
+    file_path: zString,
+    description: zString,
+    config_class: zString,
+    managed_server: zBoolean,
     server_configs: z.enum(SERVER_CONFIGS_SHAPES).exclude(['baseline']),
     framework: z.enum(FRAMEWORKS).optional(),
-    recipe: z.string().optional(),
-    vf_env_id: z.string().optional(),
-    dataset_batches: z.array(z.object({ field: z.string(), value: z.string(), batches: z.number().int() })).optional(),
+    recipe: zString.optional(),
+    vf_env_id: zString.optional(),
+    dataset_batches: z.array(z.object({ field: zString, value: zString, batches: zInt })).optional(),
   }),
-  tinker: z.object({ managed_server: z.boolean(), server_configs: z.enum(SERVER_CONFIGS_SHAPES) }),
-  environment_file: z.object({ mtime_ms: z.number(), size: z.number() }),
+  tinker: z.object({ managed_server: zBoolean, server_configs: z.enum(SERVER_CONFIGS_SHAPES) }),
+  environment_file: z.object({ mtime_ms: zNumber, size: zNumber }),
   introspection: z.enum(['import', 'static']),
-  import_error: z.string().optional(),
-  config_class: z.string(),
+  import_error: zString.optional(),
+  config_class: zString,
   fields: z.array(FIELD_JSON),
-  values: z.record(z.string(), z.json()),
-  wandb_project: z.string().min(1),
+  values: z.record(zString, z.json()),
+  wandb_project: zString.min(1),
 });
 
 function toJson(s: SelectedConfig): z.input<typeof SAVED> {

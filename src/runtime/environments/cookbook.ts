@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { cookbookCachePath } from '../../core/files/home.js';
 import * as z from 'zod';
+import { zString, zNumber, zInt, zBoolean } from '../../core/schemaLeaves.js';
 import { childEnv } from '../../core/childEnv.js';
 import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';
 import type { Logger } from '../../core/logger.js';
@@ -23,56 +24,56 @@ export const COOKBOOK_DISCOVER_SCRIPT = join(PYTHON_HELPERS_DIR, 'cookbook_disco
 const HELPER_TIMEOUT_MS = 60_000;
 
 const FIELD = z.object({
-  name: z.string(),
-  type: z.string(),
+  name: zString,
+  type: zString,
   kind: z.enum(['int', 'float', 'bool', 'str', 'enum', 'list', 'dict', 'any']),
-  nullable: z.boolean(),
-  enum: z.array(z.union([z.string(), z.number()])).optional(),
+  nullable: zBoolean,
+  enum: z.array(z.union([zString, zNumber])).optional(),
   items: z.enum(['int', 'float', 'bool', 'str']).optional(),
   default: z.json(),
-  required: z.boolean(),
-  description: z.string(),
+  required: zBoolean,
+  description: zString,
 });
 export type RecipeField = z.infer<typeof FIELD>;
 
-const DATASET_BATCHES = z.object({ field: z.string(), value: z.string(), batches: z.number().int() });
+const DATASET_BATCHES = z.object({ field: zString, value: zString, batches: zInt });
 
 const RECIPE = z.object({
-  name: z.string(),
-  file: z.string(),
-  rl: z.boolean(),
-  doc: z.string().nullish(),
-  config_class: z.string().optional(),
+  name: zString,
+  file: zString,
+  rl: zBoolean,
+  doc: zString.nullish(),
+  config_class: zString.optional(),
   fields: z.array(FIELD).default([]),
-  skipped_fields: z.array(z.string()).default([]),
+  skipped_fields: z.array(zString).default([]),
   dataset_batches: z.array(DATASET_BATCHES).default([]),
   /** An RL recipe's imports RL_PYTHON cannot resolve, each with the tinker_cookbook extra that brings it. */
-  lacks: z.array(z.object({ module: z.string(), at_load: z.boolean(), extra: z.string().optional() })).optional(),
+  lacks: z.array(z.object({ module: zString, at_load: zBoolean, extra: zString.optional() })).optional(),
   /** Why an RL recipe cannot train at all in the installed version (verifiers_rl's rollout function at v0.5.x). */
-  cannot_train: z.string().optional(),
-  error: z.string().optional(),
+  cannot_train: zString.optional(),
+  error: zString.optional(),
 });
 export type CookbookRecipe = z.infer<typeof RECIPE>;
 
 const VERIFIERS_ENV = z.object({
-  module: z.string(),
-  file: z.string(),
-  vf_env_id: z.string(),
-  doc: z.string().optional(),
-  env_args: z.array(z.object({ name: z.string(), default: z.string().optional() })),
+  module: zString,
+  file: zString,
+  vf_env_id: zString,
+  doc: zString.optional(),
+  env_args: z.array(z.object({ name: zString, default: zString.optional() })),
 });
 export type VerifiersEnvironment = z.infer<typeof VERIFIERS_ENV>;
 
 const ANSWER = z.object({
-  cookbook: z.object({ dir: z.string() }).nullable(),
-  cookbook_missing: z.string().optional(),
+  cookbook: z.object({ dir: zString }).nullable(),
+  cookbook_missing: zString.optional(),
   recipes: z.array(RECIPE),
   environments: z.array(VERIFIERS_ENV),
-  stamps: z.array(z.tuple([z.string(), z.number(), z.number()])),
+  stamps: z.array(z.tuple([zString, zNumber, zNumber])),
 });
 
 type Answer = z.infer<typeof ANSWER>;
-const SAVED = z.object({ python: z.string(), answer: ANSWER });
+const SAVED = z.object({ python: zString, answer: ANSWER });
 
 function discoveryOf(answer: Answer): CookbookDiscovery {
   return {

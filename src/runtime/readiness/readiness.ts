@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
+import { zString, zNumber, zBoolean } from '../../core/schemaLeaves.js';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { INFERENCE_TEST_RESULT, inferenceTestDir, readinessRoot } from '../../core/files/home.js';
 import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';
@@ -33,37 +34,37 @@ const NAMING_FIELDS = new Set(['wandb_name', 'wandb_project', 'wandb_group', 'lo
 const KEPT_CONFIGS = 20;
 const SAVE_LOCK_TIMEOUT_MS = 10_000;
 
-const SCORE = z.union([z.number(), z.null(), z.string()]);
-const STEP = z.object({ ok: z.boolean(), error: z.string().optional() });
+const SCORE = z.union([zNumber, z.null(), zString]);
+const STEP = z.object({ ok: zBoolean, error: zString.optional() });
 const OBSERVATIONS = z.object({
-  framework: z.string(),
+  framework: zString,
   steps: z.object({ import: STEP.optional(), config: STEP.optional(), data: STEP.optional(), prompts: STEP.optional() }),
-  items_count: z.number().optional(),
-  items_note: z.string().optional(),
-  sample: z.string().nullish(),
-  max_token_length: z.number().optional(),
-  group_size: z.number().nullish(),
-  prompt_tokens: z.array(z.number()),
-  prompt_tokens_counted_by: z.string().optional(),
+  items_count: zNumber.optional(),
+  items_note: zString.optional(),
+  sample: zString.nullish(),
+  max_token_length: zNumber.optional(),
+  group_size: zNumber.nullish(),
+  prompt_tokens: z.array(zNumber),
+  prompt_tokens_counted_by: zString.optional(),
   items: z.array(
     z.object({
-      index: z.number(),
-      reference: z.object({ key: z.string(), text: z.string() }).optional(),
+      index: zNumber,
+      reference: z.object({ key: zString, text: zString }).optional(),
       probes: z.array(
         z.object({
           kind: z.enum(['empty', 'garbage', 'reference', 'reference_again']),
-          completion: z.string(),
+          completion: zString,
           scores: z.array(SCORE).nullish().transform((s) => s ?? undefined),
-          dropped: z.boolean().optional(),
-          error: z.string().optional(),
-          mixed_with_garbage: z.boolean().optional(),
+          dropped: zBoolean.optional(),
+          error: zString.optional(),
+          mixed_with_garbage: zBoolean.optional(),
         }),
       ),
     }),
   ),
-  unchecked: z.array(z.string()),
-  stand_in: z.object({ url: z.string(), requests: z.number() }).optional(),
-  error: z.string().optional(),
+  unchecked: z.array(zString),
+  stand_in: z.object({ url: zString, requests: zNumber }).optional(),
+  error: zString.optional(),
 });
 
 export interface ProbeSummary {

@@ -7,7 +7,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UserError } from '../../core/errors.js';
 import { diskFullError, isDiskFull, refuseWhenFull } from '../../core/files/diskFull.js';
-import { isPortFree } from '../../core/ports.js';
+import { isPortFree } from '../../core/os/ports.js';
 import { always, met, never, unmet, type Outcome, type Requirement, type StartContext } from './requirement.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
 

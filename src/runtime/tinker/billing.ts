@@ -5,24 +5,25 @@
  * rows carry no session. Pure: the figures are checked by hand in test/unit/tinker-usage.test.ts.
  */
 import * as z from 'zod';
+import { zString, zNumber } from '../../core/schemaLeaves.js';
 import type { ModelPrice } from '../../core/settings.js';
 import { STORAGE_USD_PER_GB_MONTH, type StorageSummary } from './checkpoints.js';
 
 const QUANTITIES = {
-  training: z.number(),
-  sampling_prefill: z.number(),
-  sampling_prefill_cached: z.number(),
-  sampling_sample: z.number(),
-  checkpoint: z.number(),
-  storage_gigabyte_hours: z.number(),
+  training: zNumber,
+  sampling_prefill: zNumber,
+  sampling_prefill_cached: zNumber,
+  sampling_sample: zNumber,
+  checkpoint: zNumber,
+  storage_gigabyte_hours: zNumber,
 };
 
 /** python/tinker_api.py `billing`, the parts used here. */
 export const BILLING_ANSWER = z.object({
-  window: z.object({ start: z.string(), end: z.string() }),
-  session_ids: z.array(z.string()).nullable(),
-  as_of: z.string().nullable(),
-  totals: z.array(z.object({ base_model: z.string().nullable(), ...QUANTITIES })),
+  window: z.object({ start: zString, end: zString }),
+  session_ids: z.array(zString).nullable(),
+  as_of: zString.nullable(),
+  totals: z.array(z.object({ base_model: zString.nullable(), ...QUANTITIES })),
 });
 export type BillingAnswer = z.output<typeof BILLING_ANSWER>;
 

@@ -5,6 +5,7 @@
  * its checkpoints' sizes and ages. Pure.
  */
 import * as z from 'zod';
+import { zString, zNumber, zBoolean } from '../../core/schemaLeaves.js';
 import { parseTinkerPath, type CheckpointKind } from './paths.js';
 
 /** Tinker's storage rate (Models & Pricing), dollars per GB kept for a month. */
@@ -14,18 +15,18 @@ const BYTES_PER_GB = 1e9;
 export const HOURS_PER_MONTH = 730;
 
 export const CHECKPOINT_JSON = z.object({
-  path: z.string(),
-  training_run_id: z.string(),
-  name: z.string(),
+  path: zString,
+  training_run_id: zString,
+  name: zString,
   kind: z.enum(['state', 'sampler']),
-  size_bytes: z.number().nullable(),
-  created_at: z.string().nullable(),
-  expires_at: z.string().nullable(),
-  public: z.boolean(),
+  size_bytes: zNumber.nullable(),
+  created_at: zString.nullable(),
+  expires_at: zString.nullable(),
+  public: zBoolean,
 });
 export type TinkerCheckpoint = z.output<typeof CHECKPOINT_JSON>;
 
-export const CHECKPOINTS_ANSWER = z.object({ checkpoints: z.array(CHECKPOINT_JSON), not_found: z.array(z.string()) });
+export const CHECKPOINTS_ANSWER = z.object({ checkpoints: z.array(CHECKPOINT_JSON), not_found: z.array(zString) });
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
@@ -141,12 +142,12 @@ export function planAction(checkpoints: readonly TinkerCheckpoint[], keep: KeepR
 export const RESULTS_ANSWER = z.object({
   results: z.array(
     z.object({
-      path: z.string(),
-      ok: z.boolean(),
-      error: z.object({ kind: z.string(), status: z.number().nullable(), message: z.string() }).optional(),
-      url: z.string().optional(),
-      expires: z.string().nullable().optional(),
-      already_public: z.boolean().optional(),
+      path: zString,
+      ok: zBoolean,
+      error: z.object({ kind: zString, status: zNumber.nullable(), message: zString }).optional(),
+      url: zString.optional(),
+      expires: zString.nullable().optional(),
+      already_public: zBoolean.optional(),
     }),
   ),
 });

@@ -8,6 +8,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as z from 'zod';
+import { zString, zNumber } from '../../core/schemaLeaves.js';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { tinkerModelsCachePath } from '../../core/files/home.js';
 import type { CoreServices } from '../../core/services.js';
@@ -21,8 +22,8 @@ const FAILED_TTL_MS = 60_000;
 
 export type LiveModels = { ok: true; models: string[]; checked_at: string } | { ok: false; reason: string };
 
-const MODELS_ANSWER = z.object({ models: z.array(z.object({ name: z.string(), max_context_length: z.number().nullable() })) });
-const CACHE = z.object({ service: z.string(), checked_at: z.string(), models: z.array(z.string()) });
+const MODELS_ANSWER = z.object({ models: z.array(z.object({ name: zString, max_context_length: zNumber.nullable() })) });
+const CACHE = z.object({ service: zString, checked_at: zString, models: z.array(zString) });
 
 const failed = new Map<string, { at: number; reason: string }>();
 

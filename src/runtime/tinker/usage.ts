@@ -4,12 +4,13 @@
  * part with its own failure (billing without the billing-view role while the checkpoints list).
  */
 import * as z from 'zod';
+import { zString, zNumber } from '../../core/schemaLeaves.js';
 import type { ModelPrice } from '../../core/settings.js';
 import { BILLING_ANSWER, billedUnavailable, billedUsage, type Billed } from './billing.js';
 import { CHECKPOINTS_ANSWER, storageOf, type StorageSummary } from './checkpoints.js';
 import { failureSentence, type TinkerFailure, type TinkerFailureKind } from './helper.js';
 
-const FAILURE = z.object({ error: z.object({ kind: z.string(), status: z.number().nullable(), message: z.string() }) });
+const FAILURE = z.object({ error: z.object({ kind: zString, status: zNumber.nullable(), message: zString }) });
 export const USAGE_ANSWER = z.object({ billing: z.union([FAILURE, BILLING_ANSWER]), checkpoints: z.union([FAILURE, CHECKPOINTS_ANSWER]) });
 export type UsageAnswer = z.output<typeof USAGE_ANSWER>;
 

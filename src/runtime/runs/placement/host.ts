@@ -7,7 +7,7 @@
  * and saves into its own absolute checkpoint_dir.
  */
 import { UserError } from '../../../core/errors.js';
-import { anyFreePort, isPortFree } from '../../../core/ports.js';
+import { anyFreePort, isPortFree } from '../../../core/os/ports.js';
 import type { Settings } from '../../../core/settings.js';
 import type { RunRecord } from '../seams/record.js';
 import type { RunLimit } from '../seams/placement.js';

@@ -50,7 +50,7 @@ const inThisProcess: KeeperLauncher = {
   launch(settings, runDir, lock) {
     const token = randomBytes(8).toString('hex');
     lock.handTo(process.pid, processStartTime(process.pid) ?? null, token);
-    void keepRun(settings, runDir, token);
+    void keepRun(settings, runDir, { token });
     return process.pid;
   },
   close: () => undefined,

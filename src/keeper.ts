@@ -4,11 +4,13 @@
  * --wait-for-run` with their environment and tell it on stdin its run, the token of the lock they
  * handed it and the settings they read (src/runtime/runs/keeperSpawn.ts), so a keeper reads no
  * configuration file on its run's way to its first process. It keeps the run until it has ended
- * (src/runtime/runs/keeper/keeper.ts), then exits; no MCP here. What it prints itself (a crash) goes to the run's keeper.log.
+ * (src/runtime/runs/keeper/keeper.ts), with a partner that replaces it if it is killed
+ * (src/runtime/runs/keeper/partner.ts), then exits; no MCP here. What it prints itself (a crash) goes to the run's keeper.log.
  */
 import { appendFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { RUN_FILES } from './core/files/home.js';
+import { KEEPER_ENTRY } from './core/files/paths.js';
 import { childProcess, nodeHttp, nodeReadline } from './core/onDemand.js';
 import type { Settings } from './core/settings.js';
 import { loadSettings } from './runtime/config/settings.js';
@@ -47,8 +49,11 @@ try {
   // Read where it was started (relative paths are that directory's), then it lives in its run's
   // directory: its cwd names the run it keeps, for a look at the process table.
   const settings = run.settings ?? loadSettings();
+  // What `ps` shows: the run it keeps (cut to the length of the command it was started with).
+  process.title = `${KEEPER_ENTRY} keeping ${basename(run.runDir)}`;
   process.chdir(run.runDir);
-  await keepRun(settings, run.runDir, run.token);
+  // Its partner starts the next keeper from where this one read its settings, if this one is killed.
+  await keepRun(settings, run.runDir, { token: run.token, partnerFrom: settings.cwd });
   process.exit(0);
 } catch (err) {
   const message = `${new Date().toISOString()} keeper of ${run.runDir} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`;

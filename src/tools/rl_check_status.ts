@@ -5,7 +5,7 @@ import { statusWithMetrics } from '../runtime/wiring/reports.js';
 import { runCostSchema } from './costSchemas.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';
 import { defineTool } from './define.js';
-import { healthSchema, perProcess, runKind, processLogs, processLogUris, processState, runIdInput, runStatus, wandbNumber } from './runSchemas.js';
+import { healthSchema, perProcess, runKind, processLogs, processLogUris, processState, runIdInput, runStatus, wandbNumber, whereSchema } from './runSchemas.js';
 
 
 export const rlCheckStatus = defineTool({
@@ -46,6 +46,7 @@ export const rlCheckStatus = defineTool({
       .optional()
       .describe('Each time the run was started again: by rl_resume_training, or automatic (its keeper, on a transient cause, RL_AUTO_RESUME)'),
     cost: runCostSchema.optional(),
+    where: whereSchema.optional(),
     metrics: z
       .object({
         step: wandbNumber,

@@ -4,7 +4,7 @@ import { zString, zInt } from '../core/schemaLeaves.js';
 import { MAX_PAGE, STATUS_FILTERS } from '../runtime/runs/listing.js';
 import { FRAMEWORKS, PLACEMENTS } from '../runtime/runs/seams/record.js';
 import { defineTool } from './define.js';
-import { healthSchema, listedRunFields } from './runSchemas.js';
+import { healthSchema, keeperStates, listedRunFields } from './runSchemas.js';
 import { listedCostSchema } from './costSchemas.js';
 
 export const rlListRuns = defineTool({
@@ -30,6 +30,8 @@ export const rlListRuns = defineTool({
         ended_at: zString.nullable(),
         health: healthSchema.optional().describe('As in rl_check_status, with only the main reason (rl_check_status gives them all)'),
         cost: listedCostSchema.optional(),
+        host: zString.optional().describe('Active runs: the host it lives on'),
+        keeper: keeperStates.optional().describe("Active runs: its keeper, as in rl_check_status's where"),
       }),
     ),
     count: zInt.describe('Runs on this page'),

@@ -4,6 +4,7 @@ import { zString, zNumber, zInt } from '../core/schemaLeaves.js';
 import { RUN_ID_PATTERN, RUN_PROCESSES } from '../core/files/home.js';
 import { FRAMEWORKS, PLACEMENTS, RUN_STATUSES } from '../runtime/runs/seams/record.js';
 import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';
+import { KEEPER_STATES } from '../runtime/runs/keeping.js';
 
 export const runIdInput = zString.regex(RUN_ID_PATTERN, 'a run_id is 8 lowercase hex characters, as returned by rl_start_training or listed by rl_list_runs').describe('Run id (rl_list_runs lists them)');
 
@@ -20,6 +21,24 @@ export const listedRunFields = {
   started_at: zString.nullable(),
   error: zString.optional().describe('Why the run record is unusable (status unknown)'),
 };
+
+export const keeperStates = z.enum(KEEPER_STATES);
+
+/** Where an active run lives and who keeps it (several hosts may share RL_HOME). */
+export const whereSchema = z
+  .object({
+    lives_on: zString.describe("Host of its processes, or its Slurm job"),
+    seen_from: zString.describe('The host answering'),
+    keeper: z.object({
+      state: keeperStates.describe("alive (this host's process table), lease_fresh or lease_expired (a keeper of another host, by its lease), none"),
+      host: zString.optional(),
+      pid: zInt.optional(),
+      lease_renewed_at: zString.optional(),
+      lease_age_seconds: zNumber.optional(),
+    }),
+    note: zString.optional().describe('Set when this host cannot see the processes'),
+  })
+  .describe('Active runs: where the run lives and who keeps it');
 
 export const healthSchema = z
   .object({

@@ -99,13 +99,16 @@ export function speaking(version: ProtocolVersion): ClientOptions {
 
 export interface StdioOptions {
   cwd?: string;
+  /** A command the server is started under, e.g. nsenter into another "host" (test/helpers/hosts.ts). */
+  prefix?: string[];
   protocol?: ProtocolVersion;
   capabilities?: ClientCapabilities;
 }
 
 /** Spawns `node dist/index.js` (run `npm run build` first; `npm test` does); the client speaks 2025-11-25 unless told. */
 export async function connectStdio(env: Record<string, string | undefined> = {}, options: StdioOptions = {}): Promise<StdioHarness> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [DIST_ENTRY], env: testEnv(env), cwd: options.cwd, stderr: 'pipe' });
+  const [command, ...args] = [...(options.prefix ?? []), process.execPath, DIST_ENTRY];
+  const transport = new StdioClientTransport({ command: command!, args, env: testEnv(env), cwd: options.cwd, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: 'test-client', version: '0.0.0' }, { ...speaking(options.protocol ?? '2025-11-25'), capabilities: options.capabilities ?? {} });

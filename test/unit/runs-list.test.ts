@@ -27,7 +27,7 @@ test('a new id is 8 hex characters that never read as a JSON number (12345678 or
   }
 });
 
-const list = (index: RunIndex, query: Partial<RunQuery> = {}): RunPage => listRuns(index, { limit: 50, ...query }, Date.now());
+const list = (index: RunIndex, query: Partial<RunQuery> = {}): RunPage => listRuns(index, { limit: 50, ...query }, Date.now(), () => 'none');
 const listedRun = (page: RunPage, runId: string): ListedRun => page.runs.find((r) => r.run_id === runId) ?? assert.fail(`${runId} is not listed`);
 
 /** Every page of a listing, following next_cursor; `between` runs after each page. */

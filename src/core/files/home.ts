@@ -46,6 +46,8 @@ export const RUN_FILES = {
   config: 'config.yaml',
   /** The lock naming the run's keeper, the one process that keeps the run (or the server creating it, until its keeper runs). */
   supervisorLock: 'supervisor.lock',
+  /** Each taking, hand-over and release of the supervisor lock, one JSON line each: who kept the run when. */
+  keeperHistory: 'keepers.jsonl',
   /** Written by a server to ask the run's keeper to stop the run. */
   stopRequest: 'stop.request',
   /** What the keeper itself printed (a crash's stack); its log lines go to server.log. */

@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { childProcess } from '../onDemand.js';
+import { THIS_HOST } from './host.js';
 
 const HAS_PROC = (() => {
   try {
@@ -17,7 +18,7 @@ const HAS_PROC = (() => {
 })();
 
 /** Ties start-time ticks to this boot: after a reboot no recorded process can match. */
-const BOOT_ID = HAS_PROC ? readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() : '';
+const BOOT_ID = THIS_HOST.boot_id;
 
 interface ProcStat {
   pid: number;

@@ -13,8 +13,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { hostRelation, type HostId, THIS_HOST } from '../../core/os/host.js';
+import { isSameProcess, processStartTime } from '../../core/os/processTable.js';
 import { UserError } from '../../core/errors.js';
 import { refuseWhenFull } from '../../core/files/diskFull.js';
 import { evaluationsRoot, inferenceTestsRoot, JOB_FILES, newId } from '../../core/files/home.js';
@@ -48,21 +49,22 @@ const REMOTE_CANCEL_WAIT_MS = 20_000;
 /** How a cancel went: the job's processes are stopped, or why not (`ended`: the job had finished on its own first). */
 export type CancelOutcome = { stopped: true } | { stopped: false; why: string; ended?: boolean };
 
+/** The server process running a job: `host` its hostname, `host_id` with its boot (older owners have the hostname only). */
 interface Owner {
   pid: number;
   host: string;
+  host_id?: HostId;
+  start_time?: string | null;
   started_at: string;
 }
 
+const OWN_START_TIME = processStartTime(process.pid) ?? null;
+
 function alive(owner: Owner): boolean | undefined {
-  // Another host's process cannot be looked at from here.
-  if (owner.host !== hostname()) return undefined;
-  try {
-    process.kill(owner.pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  const where = hostRelation(owner.host_id ?? { hostname: owner.host, boot_id: THIS_HOST.boot_id });
+  // Another host's process cannot be looked at from here; one of an earlier boot is gone.
+  if (where !== 'here') return where === 'rebooted' ? false : undefined;
+  return isSameProcess(owner.pid, owner.start_time);
 }
 
 export class JobRegistry<J extends Job, O extends { status: string }> {
@@ -103,7 +105,7 @@ export class JobRegistry<J extends Job, O extends { status: string }> {
         if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
         throw err;
       }
-      const owner: Owner = { pid: process.pid, host: hostname(), started_at: new Date().toISOString() };
+      const owner: Owner = { pid: process.pid, host: THIS_HOST.hostname, host_id: THIS_HOST, start_time: OWN_START_TIME, started_at: new Date().toISOString() };
       await writeFile(join(dir, JOB_FILES.owner), JSON.stringify(owner));
       return { id, dir };
     }

@@ -60,7 +60,7 @@ function create(ctx: CreationContext, record: RunRecord, writes: (() => void)[])
   let lock: FileLock | undefined;
   ctx.store.create(record, () => {
     // Taken before run.json exists, so no other server can adopt the run before we supervise it.
-    lock = new FileLock(ctx.store.supervisorLockPath(record.run_id));
+    lock = ctx.store.supervisorLock(record.run_id);
     if (!lock.tryAcquire()) throw new Error(`cannot lock the new run directory ${dir}`);
     for (const write of writes) write();
     for (const path of Object.values(record.logs)) writeFileSync(path, '', { flag: 'a' });

@@ -11,6 +11,8 @@ import { type Health, mainReasonOnly } from './watching/health.js';
 import { type FrameworkName, isActive, isEnded, type PlacementName, RUN_STATUSES, type RunStatus } from './seams/record.js';
 import { compareRuns, type IndexedRun, type RunIndex } from './registry/runIndex.js';
 import type { ListedCost } from './watching/runCost.js';
+import { THIS_HOST } from '../../core/os/host.js';
+import type { KeeperState } from './keeping.js';
 
 export const STATUS_FILTERS = [...RUN_STATUSES, 'active', 'ended'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
@@ -46,6 +48,9 @@ export interface ListedRun {
   error?: string;
   health?: Health;
   cost?: ListedCost;
+  /** An active run: the host it lives on (a Slurm run: the host it was started from) and how its keeper stands from here. */
+  host?: string;
+  keeper?: KeeperState;
 }
 
 export interface RunPage {
@@ -99,15 +104,16 @@ function matches(run: IndexedRun, filters: Filters): boolean {
   return statusOk && (environment === undefined || run.environment === environment);
 }
 
-function listed(index: RunIndex, run: IndexedRun, nowMs: number): ListedRun {
+function listed(index: RunIndex, run: IndexedRun, nowMs: number, keeperOf: (runId: string) => KeeperState): ListedRun {
   const { run_id, environment, status, wandb_run_name, started_at, ended_at } = run;
   if (run.damaged !== undefined) return { run_id, environment: null, status, wandb_run_name: null, started_at, ended_at: null, error: run.damaged };
   const health = index.healthOf(run_id, nowMs);
-  return { run_id, environment, framework: run.framework ?? 'atropos', placement: run.placement ?? 'local', status, wandb_run_name, started_at, ended_at, ...(health ? { health: mainReasonOnly(health) } : {}), ...(run.cost ? { cost: run.cost } : {}) };
+  const where = isActive(status) ? { host: run.host ?? THIS_HOST.hostname, keeper: keeperOf(run_id) } : {};
+  return { run_id, environment, framework: run.framework ?? 'atropos', placement: run.placement ?? 'local', status, wandb_run_name, started_at, ended_at, ...(health ? { health: mainReasonOnly(health) } : {}), ...(run.cost ? { cost: run.cost } : {}), ...where };
 }
 
 /** One page of runs matching the query, newest first; `total` counts every matching run. */
-export function listRuns(index: RunIndex, query: RunQuery, nowMs: number): RunPage {
+export function listRuns(index: RunIndex, query: RunQuery, nowMs: number, keeperOf: (runId: string) => KeeperState): RunPage {
   const place = placeOf(query);
   const { limit } = query;
   index.refresh();
@@ -124,7 +130,7 @@ export function listRuns(index: RunIndex, query: RunQuery, nowMs: number): RunPa
   const runs: ListedRun[] = [];
   let chars = 0;
   for (const run of rest.slice(0, limit)) {
-    const shown = listed(index, run, nowMs);
+    const shown = listed(index, run, nowMs, keeperOf);
     chars += JSON.stringify(shown).length + 1;
     if (chars > MAX_PAGE_CHARS && runs.length > 0) break;
     runs.push(shown);

@@ -11,7 +11,7 @@ import { UserError } from '../../core/errors.js';
 import { RUN_FILES, runIndexPath } from '../../core/files/home.js';
 import type { CoreServices } from '../../core/services.js';
 import { delay } from '../../core/wait.js';
-import { FileLock } from '../../core/os/fileLock.js';
+import type { FileLock } from '../../core/os/fileLock.js';
 import { type StartedRun, type StatusReport, type StopAnswer, stopAnswer } from './answers.js';
 import type { RunSelection } from './seams/framework.js';
 import { frameworkFor } from './choice/frameworks.js';
@@ -19,7 +19,8 @@ import { placement } from './choice/placements.js';
 import type { PlacementOptions } from './seams/placement.js';
 import { activeOf, createRun } from './creation.js';
 import { statusWindow, type WindowDecision } from './registry/rateLimit.js';
-import { isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, type RunStatus } from './seams/record.js';
+import { isActive, isDamaged, observedProgress, type PlacementName, type RegistryEntry, type RunRecord, runProcesses, type RunStatus } from './seams/record.js';
+import { keeperView, livesElsewhere, type WhereView, whereView } from './keeping.js';
 import { DetachedKeepers, type KeeperLauncher } from './keeperSpawn.js';
 import { requestStop } from './supervision/requests.js';
 import { refuseAtLimit } from './placement/host.js';
@@ -127,7 +128,7 @@ export class RunManager {
 
   /** rl_list_runs: one page of runs, newest first, from the run index. */
   listRuns(query: RunQuery): RunPage {
-    return listRuns(this.index, query, Date.now());
+    return listRuns(this.index, query, Date.now(), (id) => keeperView(this.store.supervisorLock(id)).state);
   }
 
   /** How health is judged: RL_STALL_SECONDS. */
@@ -135,9 +136,14 @@ export class RunManager {
     return { stallSeconds: this.core.settings.stall.seconds };
   }
 
-  /** The pid of the live process holding the run's lock: its keeper (or, for a moment, the server creating it). */
+  /** The pid of the live process holding the run's lock (on another host: its lease fresh): its keeper (or, for a moment, the server creating it). */
   keeperOf(runId: string): number | undefined {
-    return new FileLock(this.store.supervisorLockPath(runId)).holder();
+    return this.store.supervisorLock(runId).holder();
+  }
+
+  /** Where the run lives and who keeps it, as this host can tell. */
+  where(record: RunRecord): WhereView {
+    return whereView(record, keeperView(this.store.supervisorLock(record.run_id)));
   }
 
   /**
@@ -163,9 +169,10 @@ export class RunManager {
       const progress = observedProgress(record);
       const cost = runCost(record);
       const limited = { rate_limited: true as const, run_id: runId, message: window.message, next_check_in_seconds: window.next_check_in_seconds, status: record.status, phase: record.phase, health };
-      return { answer: { ...limited, ...(progress ? { progress } : {}), ...(cost ? { cost } : {}) } };
+      return { answer: { ...limited, ...(progress ? { progress } : {}), ...(cost ? { cost } : {}), ...(isActive(record.status) ? { where: this.where(record) } : {}) } };
     }
-    return { answer: await describeRun(record, this.core.redactor, this.healthPolicy), record };
+    const view = await describeRun(record, this.core.redactor, this.healthPolicy);
+    return { answer: { ...view, ...(isActive(record.status) ? { where: this.where(record) } : {}) }, record };
   }
 
   /** The run for a polling reader (the dashboard): never stamps the status rate limit. An active run
@@ -189,6 +196,8 @@ export class RunManager {
     // Asked of the run's keeper (a new one if it died), which stops it whether or not this server lives on.
     requestStop(this.store.dir(runId), 'user');
     this.ensureKept(runId);
+    const unreachable = this.unreachable(entry);
+    if (unreachable !== undefined) return unreachable;
     await this.whileActive([runId], STOP_ANSWER_WAIT_MS, signal);
     return stopAnswer(runId, this.currentStatus(runId), this.core.settings.stopGraceSeconds);
   }
@@ -231,6 +240,20 @@ export class RunManager {
     }
   }
 
+  /**
+   * A stop of a local run of another host whose keeper is not known alive there: asked (its
+   * stop.request waits for a keeper or server of that host), and said so with what to do now.
+   */
+  private unreachable(record: RunRecord): StopAnswer | undefined {
+    if (!livesElsewhere(record)) return undefined;
+    const where = this.where(record);
+    if (where.keeper.state === 'alive' || where.keeper.state === 'lease_fresh') return undefined;
+    const groups = runProcesses(record).flatMap((name) => (record.processes[name]?.state === 'running' && record.processes[name]?.pid ? [record.processes[name]!.pid!] : []));
+    const how = groups.length > 0 ? ` To end it now, on ${where.lives_on}: kill -TERM ${groups.map((pid) => `-${pid}`).join(' ')} (its process groups), or start any rl-training-mcp server there, which carries the stop out.` : ` Any rl-training-mcp server started on ${where.lives_on} carries the stop out.`;
+    const message = `Run '${record.run_id}' was not stopped yet: ${where.note ?? ''} The stop is recorded (stop.request) for a keeper or server of ${where.lives_on}.${how}`;
+    return { message, run_id: record.run_id, status: record.status };
+  }
+
   private notFound(runId: string): UserError {
     return new UserError(`Run '${runId}' not found. rl_list_runs lists every run on this host.`, { active_runs: this.activeRuns().map((r) => r.run_id) });
   }
@@ -265,12 +288,17 @@ export class RunManager {
 
   /**
    * Starts a keeper for a run that needs one (active, or ended with processes left) and whose
-   * keeper is gone (its lock free or stale): the new keeper takes the live processes over.
+   * keeper is gone (its lock free or stale; on another host, its lease expired): the new keeper
+   * takes the live processes over. A local run of another host is that host's to keep: never here.
    */
   private ensureKept(runId: string): void {
     if (this.closed) return;
-    const lock = new FileLock(this.store.supervisorLockPath(runId));
-    if (!lock.tryAcquire()) return;
+    const lock = this.store.supervisorLock(runId);
+    // The usual case, cheaply: its keeper lives (or its lease is fresh).
+    if (lock.holder() !== undefined) return;
+    const before = this.store.read(runId);
+    if (before === undefined || isDamaged(before) || livesElsewhere(before)) return;
+    if (!lock.tryAcquire(before.placement === 'slurm')) return;
     const entry = this.store.read(runId);
     if (entry === undefined || isDamaged(entry) || (!isActive(entry.status) && !anyAlive({ placement: entry.placement, running: recordedProcesses(entry) }))) {
       lock.release();

@@ -16,6 +16,7 @@ import { RUN_FILES, startLockPath } from '../../core/files/home.js';
 import type { Logger } from '../../core/logger.js';
 import type { Settings } from '../../core/settings.js';
 import { FileLock } from '../../core/os/fileLock.js';
+import { THIS_HOST } from '../../core/os/host.js';
 import type { ResumePoint } from './seams/framework.js';
 import { frameworkOf } from './choice/frameworks.js';
 import { activeOf } from './creation.js';
@@ -47,6 +48,8 @@ export function resumedRecord(record: RunRecord, point: ResumePoint, at: string,
     status: 'starting',
     phase: `starting_${order[0]!}`,
     phase_started_at: at,
+    // Its processes start afresh here, kept by a keeper of this host.
+    origin: THIS_HOST,
     processes: Object.fromEntries(order.map((name) => [name, emptyProcess(processOf(record, name).command, processOf(record, name).cwd)])),
     resumes: [...(record.resumes ?? []), { at, from_step: point.from_step, state_path: point.state_path, after, ...(automatic ? { automatic } : {}) }],
   };
@@ -94,8 +97,9 @@ export async function resumeRun(ctx: ResumeContext, runId: string, automatic?: A
   startLock.acquireBlocking(START_LOCK_TIMEOUT_MS);
   try {
     refuseAtLimit(activeOf(ctx.activeRuns(), placed), placed.limit(ctx.settings));
-    const lock = automatic?.lock ?? new FileLock(ctx.store.supervisorLockPath(runId));
-    if (!lock.tryAcquire()) throw refusal(`Run '${runId}' is being finished by its keeper (it holds the run's lock; it may be about to resume it by itself): try again in a moment.`, runId);
+    const lock = automatic?.lock ?? ctx.store.supervisorLock(runId);
+    // A lease expired on another host is taken only for a Slurm run: a local run's leftovers there may live on.
+    if (!lock.tryAcquire(entry.placement === 'slurm')) throw refusal(`Run '${runId}' is being finished by its keeper (it holds the run's lock; it may be about to resume it by itself): try again in a moment.`, runId);
     let record: RunRecord | undefined;
     try {
       // Read again under both locks: another server may have resumed it meanwhile.

@@ -16,7 +16,9 @@ import { RUN_FILES, runIndexPath } from '../../../core/files/home.js';
 import { SecretRedactor } from '../../../core/redact.js';
 import type { CoreServices } from '../../../core/services.js';
 import { secretValues, type Settings } from '../../../core/settings.js';
-import { FileLock } from '../../../core/os/fileLock.js';
+import type { FileLock } from '../../../core/os/fileLock.js';
+import { hostRelation } from '../../../core/os/host.js';
+import { type HoldState, LEASE, renewalStep } from '../../../core/os/lease.js';
 import { TinkerApi } from '../../tinker/helper.js';
 import { frameworkOf } from '../choice/frameworks.js';
 import { placementOf } from '../choice/placements.js';
@@ -27,16 +29,21 @@ import { resumeRun } from '../resume.js';
 import { spentByOthers } from '../watching/runCost.js';
 import { RunSupervisor } from '../supervision/supervisor.js';
 import { RunUsage } from '../usage.js';
+import { KeeperPartner } from './partner.js';
 import { recovery } from './recovery.js';
 
 /** A keeper spawned by a server finds the lock naming it within this long (the server renames it right after the spawn). */
 const HAND_OVER_WAIT_MS = 2_000;
 
-/** Takes the run's lock: the one a server handed over (`token`), or a free or stale one. False when another keeper holds it. */
-async function takeLock(lock: FileLock, handedOver: boolean): Promise<boolean> {
+/**
+ * Takes the run's lock: the one a server handed over (`token`), or a free or stale one (a lease
+ * expired on another host only when `remote`: a Slurm run's job is reached from anywhere). False
+ * when another keeper holds it.
+ */
+async function takeLock(lock: FileLock, handedOver: boolean, remote: boolean): Promise<boolean> {
   const deadline = Date.now() + (handedOver ? HAND_OVER_WAIT_MS : 0);
   for (;;) {
-    if (lock.isHeld() || lock.tryAcquire()) return true;
+    if (lock.isHeld() || lock.tryAcquire(remote)) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -111,12 +118,55 @@ async function recover(k: Keeping, ended: RunRecord): Promise<RunRecord | undefi
   }
 }
 
+/** What a keeper is started with besides its run: the lock's token a server handed over, and where to start a partner from. */
+export interface KeeperOptions {
+  token?: string;
+  /** The directory its settings were read in: a partner (partner.ts) started from there replaces the keeper if it is killed; none without. */
+  partnerFrom?: string;
+}
+
+/**
+ * The run's lock, taken (handed over by `token`, or free, or stale), or undefined when the run is
+ * not this keeper's: kept by another, or a local run of another host (only a process of ours
+ * there may keep its processes).
+ */
+async function lockRun(k: Pick<Keeping, 'core' | 'store'>, runId: string, token: string | undefined): Promise<FileLock | undefined> {
+  const { logger } = k.core;
+  const before = k.store.read(runId);
+  const placement = before !== undefined && !isDamaged(before) ? before.placement : 'local';
+  if (before !== undefined && !isDamaged(before) && placement === 'local' && hostRelation(before.origin) === 'elsewhere') {
+    logger.warn({ run_id: runId, host: before.origin?.hostname }, 'the run lives on another host; only a keeper there keeps it');
+    return undefined;
+  }
+  const lock = k.store.supervisorLock(runId, token);
+  if (await takeLock(lock, token !== undefined, placement === 'slurm')) return lock;
+  logger.info({ run_id: runId }, 'the run has a keeper already');
+  return undefined;
+}
+
+/**
+ * Renews the keeper's lease (lease.ts) every LEASE.renewMs: readers on other hosts judge the keeper
+ * by it. A lock that names another holder now is lost: the supervisor's next look lets go.
+ */
+function renewLease(lock: FileLock, lost: () => void): NodeJS.Timeout {
+  let state: HoldState = 'held';
+  let renewedAt = Date.now();
+  const timer = setInterval(() => {
+    const step = renewalStep(state, lock.isHeld(), Date.now() - renewedAt);
+    state = step.state;
+    if (step.action === 'renew' && lock.renew()) renewedAt = Date.now();
+    else if (step.action === 'detach') lost();
+  }, LEASE.renewMs / 2);
+  timer.unref();
+  return timer;
+}
+
 /**
  * Keeps the run in `runDir` until it has ended and its processes are gone (resumed on a transient
  * cause meanwhile), or the keeper is told to go (SIGTERM, SIGINT: the processes run on and the
- * next server keeps them). `token` names the lock a server handed over.
+ * next server keeps them).
  */
-export async function keepRun(settings: Settings, runDir: string, token?: string): Promise<void> {
+export async function keepRun(settings: Settings, runDir: string, options: KeeperOptions = {}): Promise<void> {
   const redactor = new SecretRedactor(secretValues(settings));
   // Its lines go to server.log beside the servers'; a crash to the run's keeper.log (src/keeper.ts).
   const logger = createLogger({ level: settings.logLevel, home: settings.home, redactor, stderr: false });
@@ -124,18 +174,32 @@ export async function keepRun(settings: Settings, runDir: string, token?: string
   const store = new RunStore(settings.home);
   const runId = basename(runDir);
   if (store.dir(runId) !== resolve(runDir)) throw new Error(`${runDir} is not a run directory of RL_HOME ${settings.home}`);
-  const lock = new FileLock(store.supervisorLockPath(runId), token);
-  if (!(await takeLock(lock, token !== undefined))) {
-    logger.info({ run_id: runId }, 'the run has a keeper already');
-    return;
-  }
-  let record = store.read(runId);
+  const lock = await lockRun({ core, store }, runId, options.token);
+  if (lock === undefined) return;
+  const record = store.read(runId);
   if (record === undefined || isDamaged(record) || !needsKeeping(record)) {
     lock.release();
     return;
   }
+  const partner = options.partnerFrom !== undefined ? new KeeperPartner(runDir, options.partnerFrom) : undefined;
   const index = new RunIndex(store, runIndexPath(settings.home), { stallSeconds: settings.stall.seconds }, logger);
   const k: Keeping = { core, store, lock, index, usage: new RunUsage(core, new TinkerApi(core), store), leaving: new AbortController() };
+  let ended = false;
+  try {
+    ended = await keepUntilEnded(k, runDir, record);
+  } finally {
+    // A keeper that goes while its run goes on frees the lock for the next one (one that lost the
+    // lock leaves it to its holder). One whose run ended keeps naming itself until its process is
+    // gone, so "the run's keeper is gone" (a stop's answer, a look at the process table) means
+    // nothing of ours is left on this host; its lease says it let go, for the other hosts.
+    if (ended) lock.renew(true);
+    else lock.release();
+    await partner?.dismiss();
+  }
+}
+
+/** The supervisor's life, resumes included; true once the run has ended (false: the keeper let go of a run that goes on). */
+async function keepUntilEnded(k: Keeping, runDir: string, first: RunRecord): Promise<boolean> {
   let supervisor: RunSupervisor | undefined;
   // A request written by a server is seen at once; the supervisor's tick looks every second anyway.
   // Only its name wakes the keeper: the run's logs and records are written in the same directory,
@@ -149,26 +213,25 @@ export async function keepRun(settings: Settings, runDir: string, token?: string
     supervisor?.detach();
   };
   process.on('SIGTERM', leave).on('SIGINT', leave);
+  const lease = renewLease(k.lock, () => supervisor?.look());
   // The supervisor's timers do not hold a process open (a server has other work); the keeper lives
   // for the run, taken-over processes that are not its children included, so it holds itself open.
   const open = setInterval(() => undefined, 60_000);
-  logger.info({ run_id: runId, pid: process.pid }, 'keeper started');
+  k.core.logger.info({ run_id: first.run_id, pid: process.pid }, 'keeper started');
   try {
+    let record: RunRecord | undefined = first;
     while (record !== undefined) {
       supervisor = supervisorOf(k, record);
       supervisor.adopt();
       await supervisor.done;
-      if (supervisor.detached) return;
+      if (supervisor.detached) return false;
       record = await recover(k, supervisor.record);
     }
-    logger.info({ run_id: runId, status: supervisor?.record.status }, 'keeper exits');
+    k.core.logger.info({ run_id: first.run_id, status: supervisor?.record.status }, 'keeper exits');
+    return true;
   } finally {
     clearInterval(open);
+    clearInterval(lease);
     requests.close();
-    // A keeper that goes while its run goes on frees the lock for the next one (one that lost the
-    // lock leaves it to its holder). One whose run ended keeps naming itself until its process is
-    // gone, so "the run's keeper is gone" (a stop's answer, a look at the process table) means
-    // nothing of ours is left; the lock is stale from then on, as after a crash.
-    if (supervisor?.detached) lock.release();
   }
 }

@@ -7,6 +7,7 @@ import { UserError } from '../../../core/errors.js';
 import type { Placement } from '../seams/placement.js';
 import { launchDetached, stopGroup, watchAdopted } from '../supervision/processes.js';
 import { isSameProcess } from '../../../core/os/processTable.js';
+import { hostRelation, THIS_HOST } from '../../../core/os/host.js';
 
 export const LOCAL: Placement = {
   name: 'local',
@@ -25,14 +26,25 @@ export const LOCAL: Placement = {
     Promise.resolve((spec) => {
       const launched = launchDetached(spec.command, { cwd: spec.cwd, env: spec.env, logPath: spec.logPath });
       const { pid } = launched;
-      return { exited: launched.exited, ...(pid !== undefined ? { identity: { pid, pgid: pid, start_time: launched.startTime } } : {}) };
+      return { exited: launched.exited, ...(pid !== undefined ? { identity: { pid, pgid: pid, start_time: launched.startTime, host: THIS_HOST } } : {}) };
     }),
-  isAlive: (p) => typeof p.pid === 'number' && isSameProcess(p.pid, p.start_time ?? null),
-  handle: (p) => ({ pid: p.pid, start_time: p.start_time }),
-  describe: (p) => `process group ${p.pid}`,
+  // On another host its pid means nothing here: it is that host's to judge (its keeper's lease
+  // says whether anything keeps it), and counts as alive; on an earlier boot of this host it is gone.
+  isAlive: (p) => {
+    const where = hostRelation(p.host);
+    return where === 'elsewhere' || (where === 'here' && typeof p.pid === 'number' && isSameProcess(p.pid, p.start_time ?? null));
+  },
+  handle: (p) => ({ pid: p.pid, start_time: p.start_time, ...(p.host ? { host: p.host } : {}) }),
+  describe: (p) => `process group ${p.pid}${hostRelation(p.host) === 'elsewhere' ? ` on ${p.host!.hostname}` : ''}`,
   watchAdopted: (p, pollMs) => watchAdopted(p.pid!, p.start_time, pollMs),
   // An exited leader may leave children in its group (e.g. a trainer that crashed): they go too.
   // Without its start time a long-dead leader's pid could name someone else's group.
-  stop: async (p, graceMs, exited) => (p.pid === null || (p.state !== 'running' && p.start_time === null) ? 'already_gone' : stopGroup({ pid: p.pid, startTime: p.start_time }, graceMs, exited)),
+  // A pid of another host names some process of this one: never signalled (only its host's keeper stops it).
+  stop: async (p, graceMs, exited) => {
+    const where = hostRelation(p.host);
+    if (where === 'elsewhere') return 'unkillable';
+    if (where === 'rebooted' || p.pid === null || (p.state !== 'running' && p.start_time === null)) return 'already_gone';
+    return stopGroup({ pid: p.pid, startTime: p.start_time }, graceMs, exited);
+  },
   release: () => Promise.resolve(undefined),
 };

@@ -55,6 +55,8 @@ export interface IndexedRun {
   running: RecordedProcess[];
   /** Where its processes live; an index written before placements existed has none: `local`. */
   placement?: PlacementName;
+  /** The host it was created on (its record's origin), when the record names one. */
+  host?: string;
   /** Its framework when not `atropos` (an index written before there were two has none). */
   framework?: FrameworkName;
   /** Spend so far and the expected total, estimated (runCost.ts). */
@@ -109,6 +111,7 @@ function isStoredSlot(v: unknown): v is { key: string; run: IndexedRun } {
     Array.isArray(r.running) &&
     r.running.every((p) => isObject(p)) &&
     (r.placement === undefined || (PLACEMENTS as readonly unknown[]).includes(r.placement)) &&
+    (r.host === undefined || typeof r.host === 'string') &&
     (r.framework === undefined || (FRAMEWORKS as readonly unknown[]).includes(r.framework))
   );
 }
@@ -267,6 +270,7 @@ export class RunIndex {
       ...(isEnded(entry.status) ? { health: assessHealth(entry, Date.now(), this.policy) } : {}),
       running: recordedProcesses(entry),
       ...(entry.placement !== 'local' ? { placement: entry.placement } : {}),
+      ...(entry.origin ? { host: entry.origin.hostname } : {}),
       ...(entry.framework !== 'atropos' ? { framework: entry.framework } : {}),
       ...(cost ? { cost } : {}),
     };

@@ -43,6 +43,11 @@ export class RunStore {
     return join(this.dir(runId), RUN_FILES.supervisorLock);
   }
 
+  /** The run's supervisor lock (a lease its keeper renews), its history kept beside it; `token` names one handed over. */
+  supervisorLock(runId: string, token?: string): FileLock {
+    return new FileLock(this.supervisorLockPath(runId), token, { history: join(this.dir(runId), RUN_FILES.keeperHistory) });
+  }
+
   ensureRoot(): void {
     mkdirSync(this.root, { recursive: true });
   }

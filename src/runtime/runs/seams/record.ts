@@ -6,6 +6,7 @@
 import { RUN_PROCESSES, type RunProcess } from '../../../core/files/home.js';
 import type { CostPlan, LoggedTokens } from '../../cost/spend.js';
 import type { RunTinkerUsage } from '../../tinker/usage.js';
+import { type HostId, THIS_HOST } from '../../../core/os/host.js';
 import { FRAMEWORKS, type FrameworkName, isActive, isEnded, PLACEMENTS, type PlacementName, type ProcessState, type RunPhase, type RunStatus } from '../../../core/runWords.js';
 
 /** One log line worth quoting, with how often its kind was seen. */
@@ -73,6 +74,8 @@ export interface ProcessRecord {
   ended_by?: PlacementEnd;
   /** A Slurm run's process (placement `slurm`); pid and start time are then null. */
   slurm_step?: SlurmStep;
+  /** The host a local process runs on (its pid means nothing elsewhere); absent in records written before hosts were named: the run's origin. */
+  host?: HostId;
 }
 
 export interface RunRecord {
@@ -86,6 +89,8 @@ export interface RunRecord {
   slurm_job_id?: string;
   /** Where the server reaches the run's processes (a Slurm job's node address); absent: this host. */
   host?: string;
+  /** Where the run was created (or last resumed): a local run's processes live there, and only a process of ours there keeps them. Absent in older records: the reader's host. */
+  origin?: HostId;
   /** While the run waits for its placement (phase `queued`): why, in the placement's words, and since when. */
   queued?: { reason: string; since: string };
   environment: string;
@@ -319,6 +324,7 @@ export function initialRecord(run: NewRun): RunRecord {
     run_id: run.runId,
     framework: run.framework,
     placement: run.placement,
+    origin: THIS_HOST,
     environment: run.selection.environment.name,
     environment_file: run.selection.environment.file_path,
     status: 'starting',

@@ -6,7 +6,7 @@
  * - a keeper killed with SIGKILL until a new keeper holds the run: its partner's doing, beside the
  *   way before partners, a server's look every 2 s (keeper and partner both killed, a server alive).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileLock } from '../src/core/os/fileLock.js';
@@ -52,6 +52,7 @@ export default async function leaseBench(): Promise<BenchFigure[]> {
   const dir = mkdtempSync(join(tmpdir(), 'rlmcp-bench-lease-'));
   const install = await makeFakeInstall({ dir: join(dir, 'install') });
   install.trainerControl({ step_seconds: 5 });
+  mkdirSync(join(dir, 'tinker'));
   const settings = await fakeRunSettings(dir, install);
   const runtime = new Runtime(settings);
   const runs = runtime.runs;

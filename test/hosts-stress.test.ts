@@ -23,7 +23,7 @@ test('two hosts start, stop and list runs at once for a minute: no lost record, 
   install.trainerControl({ step_seconds: 0.5 });
   const home = newHome();
   t.after(() => killLeftovers([install.root, home]));
-  const env = await runServerEnv(install, home, { tinker, lockedEnv: { total_steps: 500 }, env: { RL_MAX_CONCURRENT_RUNS: '4', RL_STOP_GRACE_SECONDS: '2' } });
+  const env = await runServerEnv(install, home, { tinker, lockedEnv: { total_steps: 500 }, env: { RL_MAX_CONCURRENT_RUNS: '2', RL_STOP_GRACE_SECONDS: '2' } });
   const hosts = [await startHost(t, 'host-a'), await startHost(t, 'host-b')];
   const servers = await Promise.all(hosts.map((h) => h.connect(env)));
   const started: string[] = [];
@@ -44,7 +44,7 @@ test('two hosts start, stop and list runs at once for a minute: no lost record, 
       await new Promise((resolve) => setTimeout(resolve, 200));
       if (i % 3 === 0) {
         const answer = await callTool(server.client, 'rl_start_training', { environment: 'gsm8k' });
-        // Refused at the limit of four active runs (of both hosts): a refusal, never a lost run.
+        // Refused at the limit of two active runs on its host: a refusal, never a lost run.
         if (!answer.isError) started.push(answer.json.run_id as string);
         else assert.match(answer.json.error, /RL_MAX_CONCURRENT_RUNS/, JSON.stringify(answer.json));
       } else if (i % 3 === 1) {

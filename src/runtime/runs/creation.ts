@@ -12,6 +12,7 @@ import type { StartedRun } from './answers.js';
 import type { Preflight, RunFramework, RunPlan, StartRequest } from './seams/framework.js';
 import type { Placement, PlacementOptions } from './seams/placement.js';
 import { refuseAtLimit } from './placement/host.js';
+import { livesElsewhere } from './keeping.js';
 import { initialRecord, type RunRecord } from './seams/record.js';
 import type { RunStore } from './registry/store.js';
 import { planFor, refuseOverBudget } from './watching/runCost.js';
@@ -35,8 +36,8 @@ export interface RunToCreate {
   dryRun: boolean;
 }
 
-/** The active runs a placement's limit counts: its own. */
-export const activeOf = (active: readonly RunRecord[], placement: Placement): RunRecord[] => active.filter((r) => r.placement === placement.name);
+/** The active runs a placement's limit counts: its own; the local limit, this host's (a local run of another host uses none of it). */
+export const activeOf = (active: readonly RunRecord[], placement: Placement): RunRecord[] => active.filter((r) => r.placement === placement.name && !livesElsewhere(r));
 
 function newRecord(store: RunStore, { framework, placement, request }: RunToCreate, plan: RunPlan): RunRecord {
   const { runId } = request;

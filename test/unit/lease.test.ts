@@ -4,7 +4,11 @@
  * holder's renewal steps; hosts told apart by hostname and boot; a keeper's view of all that.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { FileLock } from '../../src/core/os/fileLock.js';
 import { hostRelation, type HostId } from '../../src/core/os/host.js';
 import { type HolderFacts, type HolderVerdict, judgeHolder, LEASE, mayTakeOver, renewalStep } from '../../src/core/os/lease.js';
 import { livesElsewhere, whereView } from '../../src/runtime/runs/keeping.js';
@@ -82,4 +86,34 @@ test("where a run lives: a local run of another host is said to be out of sight,
   assert.match(fresh.note!, /kept by its keeper there \(pid 7, lease renewed 1\.5 s ago\)/);
   const slurm = whereView(record({ placement: 'slurm', slurm_job_id: '12', host: 'node1', origin: other }), { state: 'lease_fresh', host: 'elsewhere-host', pid: 7, lease_age_seconds: 1 });
   assert.deepEqual([slurm.lives_on, slurm.note], ['Slurm job 12 on node1', undefined]);
+});
+
+test("a lock file of another host's holder: held while young, taken once expired only where that is allowed, the taking written to its history", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rlmcp-lease-'));
+  try {
+    const path = join(dir, 'supervisor.lock');
+    const history = join(dir, 'keepers.jsonl');
+    writeFileSync(path, JSON.stringify({ pid: 1, start_time: null, token: 'theirs', since: '', host: { hostname: 'elsewhere-host', boot_id: 'b' } }));
+    const lock = new FileLock(path, undefined, { history });
+    assert.equal(lock.judged()?.verdict, 'fresh');
+    assert.equal(lock.tryAcquire(true), false, 'a fresh lease is never taken');
+    assert.equal(lock.holder(), 1, "its holder, by its lease: pid 1 of this host's table means nothing here");
+    const expiredAt = (Date.now() - LEASE.durationMs - LEASE.graceMs - 5_000) / 1000;
+    utimesSync(path, expiredAt, expiredAt);
+    assert.equal(lock.judged()?.verdict, 'expired');
+    assert.equal(lock.holder(), undefined);
+    assert.equal(lock.tryAcquire(false), false, 'not where what it guards lives on that host');
+    assert.equal(lock.tryAcquire(true), true);
+    assert.deepEqual([lock.judged()?.verdict, lock.isHeld()], ['alive', true]);
+    assert.equal(lock.renew(), true);
+    assert.equal(lock.renew(true), true);
+    const lines = readFileSync(history, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => [l.event, l.detail?.host, l.detail?.verdict]), [['acquired', 'elsewhere-host', 'expired'], ['released', undefined, undefined]]);
+    assert.ok(lines[0].detail.lease_age_ms > LEASE.durationMs + LEASE.graceMs);
+    writeFileSync(path, JSON.stringify({ pid: 1, start_time: null, token: 'rebooted', since: '', host: { hostname: hostname(), boot_id: 'an-earlier-boot' } }));
+    assert.equal(lock.judged()?.verdict, 'gone', 'a holder of an earlier boot of this host');
+    assert.equal(lock.tryAcquire(false), true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -8,7 +8,7 @@
  * gone (or whose lease expired, where that may be taken over) is moved aside by rename, then taken.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { hostRelation, THIS_HOST } from './host.js';
 import { type HolderVerdict, judgeHolder, type LockHolder, mayTakeOver } from './lease.js';
@@ -63,13 +63,14 @@ function unlinkQuietly(path: string): void {
   }
 }
 
-/** How far the file system's clock is ahead of this process's, by directory: measured again after a while. */
-const clockOffsets = new Map<string, { offsetMs: number; measuredAt: number }>();
+/** How far a file system's clock is ahead of this process's, by device: measured again after a while. */
+const clockOffsets = new Map<number, { offsetMs: number; measuredAt: number }>();
 const CLOCK_REMEASURE_MS = 30_000;
 
 /** Now on the clock of the file system holding `dir`: the mtime of a file written there this moment. */
 export function fileSystemNow(dir: string): number {
-  const known = clockOffsets.get(dir);
+  const device = statSync(dir, { throwIfNoEntry: false })?.dev ?? -1;
+  const known = clockOffsets.get(device);
   if (known && Date.now() - known.measuredAt < CLOCK_REMEASURE_MS) return Date.now() + known.offsetMs;
   const probe = join(dir, `.clock.${process.pid}.${randomBytes(4).toString('hex')}`);
   try {
@@ -77,7 +78,7 @@ export function fileSystemNow(dir: string): number {
     try {
       writeFileSync(fd, '.');
       const offsetMs = fstatSync(fd).mtimeMs - Date.now();
-      clockOffsets.set(dir, { offsetMs, measuredAt: Date.now() });
+      clockOffsets.set(device, { offsetMs, measuredAt: Date.now() });
       return Date.now() + offsetMs;
     } finally {
       closeSync(fd);

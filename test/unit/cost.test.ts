@@ -97,7 +97,8 @@ test('budgets: a start over the run budget or over what the total budget leaves 
   assert.equal(budgetRefusal(e, {}, []), undefined);
   assert.equal(budgetRefusal(e, { maxRunUsd: 0.04 }, []), undefined);
   const overRun = budgetRefusal(e, { maxRunUsd: 0.03 }, [])!;
-  assert.match(overRun.message, /expected cost estimate is \$0\.03, over RL_MAX_RUN_COST_USD=\$0\.03/);
+  // $0.0338 against $0.03: shown as they are, never both as "$0.03".
+  assert.match(overRun.message, /expected cost estimate is \$0\.0338, over RL_MAX_RUN_COST_USD=\$0\.03\./);
   assert.equal(overRun.hints.estimate_usd, 0.0338);
   const overTotal = budgetRefusal(e, { maxTotalUsd: 0.05 }, [{ run_id: 'aaaa0000', usd: 0.02 }])!;
   assert.match(overTotal.message, /RL_MAX_TOTAL_COST_USD=\$0\.05 leaves \$0\.03 after the 1 active runs/);

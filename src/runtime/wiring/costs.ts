@@ -9,13 +9,13 @@ import { budgetFigure, type RunEstimate } from '../cost/estimate.js';
 import type { RunSelection } from '../runs/seams/framework.js';
 import type { Runtime } from './runtime.js';
 
-export type EstimateAnswer = Omit<RunEstimate, 'lengths'> & {
+export type EstimateAnswer = Omit<RunEstimate, 'lengths' | 'prefills_per_group'> & {
   budget?: { fits: boolean; max_run_usd?: number; max_total_usd?: number; refusal?: string };
 };
 
 /** The estimate without what only spend counting uses, with the budget check when a budget is set. */
 export function estimateAnswer(settings: Settings, estimate: RunEstimate, refusal?: UserError): EstimateAnswer {
-  const { lengths: _internal, ...answer } = estimate;
+  const { lengths: _internal, prefills_per_group: _counted, ...answer } = estimate;
   const { maxRunUsd, maxTotalUsd } = settings.cost;
   if (maxRunUsd === undefined && maxTotalUsd === undefined) return answer;
   return {

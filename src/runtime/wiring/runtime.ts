@@ -59,7 +59,10 @@ export class Runtime {
     // Training runs outlive the server, kept by their keepers, unless RL_STOP_RUNS_ON_EXIT=1 (their
     // keepers are then asked to stop them); either way their state is on disk.
     this.onClose(() => this.runs.close());
-    this.readiness = new Readiness(core, { runShape: (selection) => this.runs.estimate(selection).estimate.shape, lockedValues: (environment) => this.selection.lockedValues(environment) });
+    this.readiness = new Readiness(core, { runShape: (selection) => {
+        const { estimate } = this.runs.estimate(selection);
+        return { ...estimate.shape, ...(estimate.prefills_per_group !== undefined ? { prefills_per_group: estimate.prefills_per_group } : {}) };
+      }, lockedValues: (environment) => this.selection.lockedValues(environment) });
     this.dashboard = new Dashboard({ runs: this.runs, wandb: this.wandb, redactor: this.redactor });
   }
 

@@ -24,7 +24,6 @@ import { isActive, isDamaged, type RunRecord } from '../seams/record.js';
 import { anyAlive, recordedProcesses, RunIndex } from '../registry/runIndex.js';
 import { RunStore } from '../registry/store.js';
 import { resumeRun } from '../resume.js';
-import { spentByOthers } from '../watching/runCost.js';
 import { RunSupervisor } from '../supervision/supervisor.js';
 import { RunUsage } from '../usage.js';
 import { recovery } from './recovery.js';
@@ -68,7 +67,7 @@ function supervisorOf(k: Keeping, record: RunRecord): RunSupervisor {
       framework,
       placement: placementOf(record, settings),
       childEnvs: framework.childEnvironments(settings, record),
-      othersSpentUsd: (id) => spentByOthers(k.index.active(), id),
+      activeRunIds: () => k.index.active().map((r) => r.run_id),
       usage: k.usage,
     },
     record,

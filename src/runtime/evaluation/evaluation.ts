@@ -61,6 +61,8 @@ export interface EvaluationOutput {
 }
 
 export class Evaluation {
+  /** Every evaluation samples on Tinker: the campaign budget may cancel it (jobs/registry.ts). */
+  readonly paid = true;
   readonly createdAt = new Date();
   status: EvaluationStatus = 'running';
   readonly done: Promise<void>;

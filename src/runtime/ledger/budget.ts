@@ -5,6 +5,10 @@
  */
 import { money, moneys } from '../cost/money.js';
 import type { BudgetWindow, SpendKind, WindowTotals } from './entries.js';
+import type { Settings } from '../../core/settings.js';
+
+/** The window of RL_MAX_TOTAL_COST_USD (RL_BUDGET_WINDOW). */
+export const budgetWindowOf = (settings: Pick<Settings, 'cost'>): BudgetWindow => (settings.cost.budgetWindowSeconds === undefined ? {} : { seconds: settings.cost.budgetWindowSeconds });
 
 const KIND_WORDS: Record<SpendKind, string> = { run: 'runs', evaluation: 'evaluations', inference_test: 'inference tests' };
 

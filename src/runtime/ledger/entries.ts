@@ -15,12 +15,10 @@
 export const SPEND_KINDS = ['run', 'evaluation', 'inference_test'] as const;
 export type SpendKind = (typeof SPEND_KINDS)[number];
 
+import type { StepTokens } from '../cost/estimate.js';
+
 /** Tokens behind a figure, priced at the price table's rates. */
-export interface SpendTokens {
-  prefill: number;
-  sample: number;
-  train: number;
-}
+export type SpendTokens = StepTokens;
 
 export interface LedgerEntry {
   kind: SpendKind;

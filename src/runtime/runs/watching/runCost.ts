@@ -15,7 +15,7 @@ import type { RunSelection } from '../seams/framework.js';
 import { frameworkFor } from '../choice/frameworks.js';
 import type { Billed } from '../../tinker/billing.js';
 import type { BudgetWindow, LedgerEntry, WindowTotals } from '../../ledger/entries.js';
-import { capReached, spentWords } from '../../ledger/budget.js';
+import { budgetWindowOf, capReached, spentWords } from '../../ledger/budget.js';
 import { ledgerOf, type SpendLedger } from '../../ledger/ledger.js';
 import type { Logger } from '../../../core/logger.js';
 import { money } from '../../cost/money.js';
@@ -45,9 +45,6 @@ function committed(record: RunRecord): number {
   const total = plan.total_usd[plan.spend_scenario] ?? 0;
   return Math.max(total, spentForBudget(record)?.usd ?? 0);
 }
-
-/** The window of RL_MAX_TOTAL_COST_USD. */
-export const budgetWindowOf = (settings: Settings): BudgetWindow => (settings.cost.budgetWindowSeconds === undefined ? {} : { seconds: settings.cost.budgetWindowSeconds });
 
 /**
  * Throws the refusal of a start whose estimate does not fit the budgets: what the ledger's window

@@ -67,7 +67,8 @@ function supervisorOf(k: Keeping, record: RunRecord): RunSupervisor {
       framework,
       placement: placementOf(record, settings),
       childEnvs: framework.childEnvironments(settings, record),
-      activeRunIds: () => k.index.active().map((r) => r.run_id),
+      // Active, or stopped in the last minute: a reached cap stops every active run within a look or two.
+      activeRunIds: () => (k.index.refresh(), k.index.runs()).filter((r) => isActive(r.status) || (r.status === 'stopped' && Date.now() - Date.parse(r.ended_at ?? '') < 60_000)).map((r) => r.run_id),
       usage: k.usage,
     },
     record,

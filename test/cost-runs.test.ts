@@ -173,3 +173,27 @@ test('over RL_CONFIRM_ABOVE_USD: a client that declines starts nothing, one that
   await plain.call('rl_stop_training', { run_id: direct.json.run_id });
   assert.equal(record(plain, direct.json.run_id).status, 'stopped');
 });
+
+test('the campaign budget counts ended runs: a first run spends over half of it, a second that fits is stopped at the cap, a third is refused with the figures; the ledger holds their spends', async (t) => {
+  const h = await underestimatedRuns(t, { RL_MAX_RUN_COST_USD: '0.35', RL_MAX_TOTAL_COST_USD: '0.6' });
+  const first = (await h.call('rl_start_training')).json.run_id as string;
+  const ended = await waitForRun(h, first, 'stopped at its own budget', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 120);
+  const firstSpent = (await h.call('rl_check_status', { run_id: first })).json.cost.spent_usd as number;
+  assert.ok(firstSpent > 0.3, `the first run spent $${firstSpent}, over half of the cap`);
+  // Before this change an ended run no longer counted: the second run trained to its own budget.
+  const second = await h.call('rl_start_training');
+  assert.equal(second.isError, false, JSON.stringify(second.json));
+  const stopped = await waitForRun(h, second.json.run_id, 'stopped at the cap', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 120);
+  assert.match(stopped.error!, /^budget reached: .*RL_MAX_TOTAL_COST_USD=\$0\.6/);
+  const secondSpent = (await h.call('rl_check_status', { run_id: second.json.run_id })).json.cost.spent_usd as number;
+  const seen = ended.observed!.batch_tokens!;
+  const perStep = (128 * (seen.completion_tokens / seen.sequences)) / 1e6;
+  const spend = (await h.call('rl_estimate_cost')).json.spend;
+  assert.ok(Math.abs(spend.total_usd - (firstSpent + secondSpent)) < 1e-9, `ledger $${spend.total_usd} vs the runs' $${firstSpent + secondSpent}`);
+  assert.ok(spend.total_usd >= 0.6 && spend.total_usd <= 0.6 + 3 * perStep, `ledger $${spend.total_usd}: at most the cap and the steps a look takes to see`);
+  assert.equal(spend.left_usd, 0);
+  const refused = await h.call('rl_start_training');
+  assert.equal(refused.isError, true);
+  assert.match(refused.json.error, /leaves \$0 after the 0 active runs .* spent in all of RL_HOME: runs \$[\d.]+ \(/);
+  assert.deepEqual(leftovers([h.install.root, h.home]), []);
+});

@@ -9,7 +9,7 @@ import { windowTotals, parseEntry, type LedgerEntry } from '../../src/runtime/le
 import { capReached, jobRefusal } from '../../src/runtime/ledger/budget.js';
 import { money, moneys } from '../../src/runtime/cost/money.js';
 import { costSettings } from '../../src/runtime/cost/priceConfig.js';
-import { atroposBounds, estimateRun, type LengthBounds, type RunShape } from '../../src/runtime/cost/estimate.js';
+import { atroposBounds, estimateRun, type LengthBounds, type LengthsInfo, type RunShape } from '../../src/runtime/cost/estimate.js';
 import { planOf, spendOf } from '../../src/runtime/cost/spend.js';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z');
@@ -74,7 +74,7 @@ test('RL_BUDGET_WINDOW: all by default, lengths in s, m, h, d; anything else sto
 
 test('one formula: at the lengths the high estimate assumed, a run spends at most its high estimate, both frameworks, several group sizes', () => {
   const price = { prefill: 0.2, sample: 0.6, train: 0.45, as_of: '2026-11-20', source: 'test' };
-  const measured = { lengths: { source: 'tokens/masks', rollouts: 8, prompt_tokens: { mean: 300, max: 400 }, completion_tokens: { mean: 200, p25: 100, max: 500 } }, test_id: 't', measured_at: at(0), models: 'M' };
+  const measured: LengthsInfo = { lengths: { source: 'tokens/masks' as const, rollouts: 8, prompt_tokens: { mean: 300, max: 400 }, completion_tokens: { mean: 200, p25: 100, max: 500 } }, test_id: 't', measured_at: at(0), models: 'M' };
   for (const group of [1, 4, 16]) {
     const shape: RunShape = { model: 'M', total_steps: 10, batch_size: 8 * group, group_size: group, max_token_length: 1000 };
     const cookbook: LengthBounds = { prefillsPerGroup: group, unmeasuredPrompt: { tokens: 1024, basis: 'b' } };

@@ -54,6 +54,9 @@ test('the campaign budget: a paid action that does not fit what is left is refus
   }
   assert.equal(capReached(totals, 0.67, {}), undefined);
   assert.match(capReached(totals, 0.6692, { seconds: 86_400 })!, /^budget reached: \$0\.6692 spent in the last 1d: .* reached RL_MAX_TOTAL_COST_USD=\$0\.6692, so every active paid action stops/);
+  // A run's next step that would pass the cap stops it before that step.
+  assert.match(capReached(totals, 0.7, {}, 0.04)!, /which and one more step of this run \(\$0\.04\) would pass RL_MAX_TOTAL_COST_USD=\$0\.7,/);
+  assert.equal(capReached(totals, 0.7, {}, 0.03), undefined);
 });
 
 test('dollar amounts: exact when short, four significant digits under $1, and different amounts never read the same', () => {

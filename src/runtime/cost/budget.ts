@@ -67,20 +67,29 @@ export interface SpendSource {
 
 export const ESTIMATED: SpendSource = { what: 'estimated spend', basis: 'an estimate from steps done' };
 
-/** The reason a running run must stop, once its spend reached its budget. */
-export function budgetReached(spentUsd: number, budgetUsd: number | undefined, source: SpendSource = ESTIMATED): string | undefined {
-  if (budgetUsd === undefined || spentUsd < budgetUsd) return undefined;
-  const [spent, budget] = moneys(spentUsd, budgetUsd);
-  return `budget reached: ${source.what} ${spent} reached RL_MAX_RUN_COST_USD=${budget} (${source.basis}; the latest checkpoint is kept)`;
+/**
+ * The reason a running run must stop: its spend reached its budget, or one more step at the rate its
+ * spend is counted with (`stepUsd`) would pass it, so it never ends above its budget.
+ */
+export function budgetReached(spentUsd: number, budgetUsd: number | undefined, source: SpendSource = ESTIMATED, stepUsd = 0): string | undefined {
+  if (budgetUsd === undefined || (spentUsd < budgetUsd && spentUsd + stepUsd <= budgetUsd)) return undefined;
+  if (spentUsd >= budgetUsd) {
+    const [spent, budget] = moneys(spentUsd, budgetUsd);
+    return `budget reached: ${source.what} ${spent} reached RL_MAX_RUN_COST_USD=${budget} (${source.basis}; the latest checkpoint is kept)`;
+  }
+  const [spent, step, budget] = moneys(spentUsd, stepUsd, budgetUsd);
+  return `budget reached: ${source.what} ${spent} and one more step (${step}) would pass RL_MAX_RUN_COST_USD=${budget}, so the run stops before it (${source.basis}; the latest checkpoint is kept)`;
 }
 
 /**
- * The reason a running run must stop once the active runs together spent RL_MAX_TOTAL_COST_USD:
- * each one's further steps would be spent over it, so every active run stops, whichever server
- * supervises it.
+ * The reason a running run must stop once the active runs together spent RL_MAX_TOTAL_COST_USD, or
+ * one more step of this run (`stepUsd`) would pass it: each one's further steps would be spent
+ * over it, so every active run stops, whichever server supervises it.
  */
-export function totalBudgetReached(spentUsd: number, othersUsd: number, totalUsd: number | undefined, source: SpendSource = ESTIMATED): string | undefined {
-  if (totalUsd === undefined || spentUsd + othersUsd < totalUsd) return undefined;
-  const [all, mine, total] = moneys(spentUsd + othersUsd, spentUsd, totalUsd);
-  return `budget reached: ${source.what} of the active runs ${all} (this run ${mine}) reached RL_MAX_TOTAL_COST_USD=${total}, so every active run stops (${source.basis}; the latest checkpoint is kept)`;
+export function totalBudgetReached(spentUsd: number, othersUsd: number, totalUsd: number | undefined, source: SpendSource = ESTIMATED, stepUsd = 0): string | undefined {
+  const all = spentUsd + othersUsd;
+  if (totalUsd === undefined || (all < totalUsd && all + stepUsd <= totalUsd)) return undefined;
+  const [a, mine, step, total] = moneys(all, spentUsd, stepUsd, totalUsd);
+  const how = all >= totalUsd ? 'reached' : `and one more step of this run (${step}) would pass`;
+  return `budget reached: ${source.what} of the active runs ${a} (this run ${mine}) ${how} RL_MAX_TOTAL_COST_USD=${total}, so every active run stops (${source.basis}; the latest checkpoint is kept)`;
 }

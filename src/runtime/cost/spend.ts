@@ -55,6 +55,8 @@ export interface LoggedTokens {
 export interface Spend {
   spent_usd: number;
   remaining_usd: number;
+  /** The dollars of one more step at the rate spend is counted with: a budget stops a run before a step that would pass it. */
+  step_usd: number;
   basis: string;
 }
 
@@ -91,6 +93,7 @@ function loggedSpend(plan: CostPlan, price: ModelPrice, done: RunProgress, logge
   const spend = {
     spent_usd: round4(spent),
     remaining_usd: round4(Math.max(0, (done.total_steps ?? plan.total_steps) - done.steps) * perRow),
+    step_usd: perRow,
     basis:
       `from the tokens the run logged (metrics.jsonl, ${logged.rows} batch rows: ${logged.prompt_tokens} prompt + ${logged.completion_tokens} sampled tokens; ` +
       'prefill = prompt tokens, sample = sampled tokens, train = both; a batch run again after a resume counted again) at the price table\'s rates; the rest at their mean per batch; an estimate, not a charge',
@@ -132,6 +135,7 @@ function counted(plan: CostPlan, done: RunProgress): Counted | undefined {
   const spend = {
     spent_usd: round4(spent),
     remaining_usd: round4(Math.max(0, (done.total_steps ?? plan.total_steps) - done.steps) * perStep),
+    step_usd: perStep,
     basis: `estimate: ${done.steps} steps done (trainer log) x $${round4(perStep)}/step from ${lengthsFrom}, training counted for ${trainedFor}; the rest at the same rate`,
   };
   return { spend, tokens };

@@ -49,9 +49,13 @@ export function jobRefusal(what: string, highUsd: number | undefined, capUsd: nu
   return `Refused: ${what}: RL_MAX_TOTAL_COST_USD=${cap} leaves ${l} (${spentWords(totals, window)}); ${asked}. Wait for spend to leave the window, or have the operator raise the budget.`;
 }
 
-/** Why every active paid action stops now: the window's spend reached the cap. */
-export function capReached(totals: WindowTotals, capUsd: number | undefined, window: BudgetWindow): string | undefined {
-  if (capUsd === undefined || totals.total_usd < capUsd) return undefined;
-  const [, cap] = moneys(totals.total_usd, capUsd);
-  return `budget reached: ${spentWords(totals, window)}, which reached RL_MAX_TOTAL_COST_USD=${cap}, so every active paid action stops`;
+/**
+ * Why every active paid action stops now: the window's spend reached the cap, or the next step of
+ * the action asking (`stepUsd`, a run's) would pass it.
+ */
+export function capReached(totals: WindowTotals, capUsd: number | undefined, window: BudgetWindow, stepUsd = 0): string | undefined {
+  if (capUsd === undefined || (totals.total_usd < capUsd && totals.total_usd + stepUsd <= capUsd)) return undefined;
+  const [, cap, step] = moneys(totals.total_usd, capUsd, stepUsd);
+  const how = totals.total_usd >= capUsd ? 'reached' : `and one more step of this run (${step}) would pass`;
+  return `budget reached: ${spentWords(totals, window)}, which ${how} RL_MAX_TOTAL_COST_USD=${cap}, so every active paid action stops`;
 }

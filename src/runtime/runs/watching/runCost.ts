@@ -153,16 +153,20 @@ export interface TotalBudget {
 
 /**
  * Why the run must stop now: its spend reached its budget, or the ledger's window total reached
- * RL_MAX_TOTAL_COST_USD (said as the active runs' spend when they are all the window holds).
+ * RL_MAX_TOTAL_COST_USD (said as the active runs' spend when they are all the window holds); or one
+ * more step at the rate its spend is counted with would pass either, so a run stops before a step
+ * that would take it over (the window's total ends at most one step of the last run over the cap:
+ * runs supervised apart may each take their step).
  */
 export function budgetStop(record: RunRecord, total?: TotalBudget): string | undefined {
   const spend = spentForBudget(record);
-  const own = spend && budgetReached(spend.usd, record.cost?.budget_usd, spend.source);
+  const step = spendOfRecord(record)?.step_usd ?? 0;
+  const own = spend && budgetReached(spend.usd, record.cost?.budget_usd, spend.source, step);
   if (own !== undefined || total === undefined) return own;
   const { totals, capUsd } = total;
   const mine = totals.by_id.find((s) => s.kind === 'run' && s.id === record.run_id)?.usd ?? 0;
-  if (spend && totals.by_id.every((s) => s.kind === 'run' && total.activeRunIds.has(s.id))) return totalBudgetReached(mine, totals.total_usd - mine, capUsd, spend.source);
-  const reached = capReached(totals, capUsd, total.window);
+  if (spend && totals.by_id.every((s) => s.kind === 'run' && total.activeRunIds.has(s.id))) return totalBudgetReached(mine, totals.total_usd - mine, capUsd, spend.source, step);
+  const reached = capReached(totals, capUsd, total.window, step);
   return reached && `${reached} (this run ${spend ? `${spend.source.what} ${money(mine)}` : 'no spend'}; the latest checkpoint is kept)`;
 }
 

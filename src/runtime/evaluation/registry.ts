@@ -66,7 +66,9 @@ export class Evaluations {
     if (active.length >= MAX_RUNNING_EVALUATIONS) {
       throw new UserError(`${active.length} evaluations are already running; wait for one with rl_evaluate({eval_id})`, { running_evaluations: active.map((e) => e.id) });
     }
-    refuseSampling(settings, `an evaluation of ${req.models.length} model(s) on Tinker`);
+    const maxTokens = req.verifiers?.max_tokens ?? (typeof req.envConfig.max_token_length === 'number' ? req.envConfig.max_token_length : undefined);
+    const sampled = { models: req.models.map((m) => m.model), rollouts: req.numItems * req.groupSize, environment: req.environment, ...(req.pricedAs ? { pricedAs: req.pricedAs } : {}), ...(maxTokens ? { maxTokens } : {}) };
+    refuseSampling(settings, `an evaluation of ${req.models.length} model(s) on Tinker`, sampled);
     redactor.add(key);
     const { id, dir } = await this.jobs.create();
     const keyConfig = await writeKeyConfig(key);

@@ -103,7 +103,7 @@ export class InferenceTests {
       throw new UserError('use_wandb needs WANDB_API_KEY in the server environment; set it or leave use_wandb false', { missing: 'WANDB_API_KEY' });
     }
     const onTinker = models.filter((m) => m.route.key.kind === 'tinker').map((m) => m.id);
-    if (onTinker.length > 0) refuseSampling(settings, `an inference test of ${onTinker.join(', ')} on Tinker`);
+    if (onTinker.length > 0) refuseSampling(settings, `an inference test of ${onTinker.join(', ')} on Tinker`, { models: onTinker, rollouts: req.num_steps * req.group_size, environment: req.environment.name });
     const running = this.jobs.running();
     if (running.length >= MAX_RUNNING_TESTS) {
       throw new UserError(`${running.length} inference tests are already running; wait for one with rl_test_inference({test_id})`, {

@@ -108,3 +108,32 @@ test("an evaluation on Tinker near the cap: one that fits runs, its spend is in 
   assert.ok(Math.abs(refused.json.window_spent_usd - spend.total_usd) < 1e-12);
   assert.equal(fake.requests.length, asked, 'nothing sampled');
 });
+
+test('four runs stopped in the same second and two evaluations at once: the ledger holds the sum of their own spends', async (t) => {
+  let h!: RunServer;
+  const ids: string[] = [];
+  const fake = await tinker(t, {}, () => ids.map((id) => readFileSync(record(h, id).logs.trainer, 'utf8')).join(''));
+  h = await runServer(t, { env: { TINKER_OAI_BASE_URL: fake.baseUrl, RL_MAX_CONCURRENT_RUNS: '4' }, config: { prices: PRICES }, lockedEnv: { total_steps: 500 } });
+  h.install.trainerControl({ step_seconds: 0.5 });
+  for (let i = 0; i < 4; i++) ids.push(await startRun(h));
+  for (const id of ids) await waitForRun(h, id, 'a checkpoint saved', (r) => (r.observed?.steps_completed ?? 0) >= 1);
+  // Two evaluations sampling at once, each through its own recording proxy, while the runs train.
+  const started = await Promise.all([0, 1].map(() => h.call('rl_evaluate', { run_id: ids[0], method: 'process', num_items: 3, group_size: 2, wait_seconds: 0 })));
+  for (const s of started) assert.equal(s.isError, false, JSON.stringify(s.json));
+  // Every run's keeper writes its last figure to its own ledger file as the run ends, all at once.
+  const stops = await Promise.all(ids.map((run_id) => h.call('rl_stop_training', { run_id })));
+  for (const s of stops) assert.equal(s.isError, false, JSON.stringify(s.json));
+  for (const id of ids) await waitForRun(h, id, 'stopped', (r) => r.status === 'stopped');
+  const evals = await Promise.all(started.map((s) => finished(h, s, 'eval_id', 'rl_evaluate')));
+  for (const e of evals) assert.equal(e.status, 'completed', JSON.stringify(e));
+
+  const runs = await Promise.all(ids.map(async (run_id) => (await h.call('rl_check_status', { run_id })).json.cost));
+  const runSpends = runs.map((c) => Math.max(c.spent_usd, c.billed?.usd ?? 0));
+  assert.ok(runSpends.every((usd) => usd > 0), JSON.stringify(runs));
+  const spend = (await h.call('rl_estimate_cost')).json.spend;
+  const expected = runSpends.reduce((a, b) => a + b, 0) + reported(fake);
+  assert.ok(Math.abs(spend.total_usd - expected) < 1e-9, `ledger $${spend.total_usd} vs the runs' and the endpoint's $${expected}`);
+  assert.equal(spend.by_id.filter((s: { kind: string }) => s.kind === 'run').length, 4);
+  assert.deepEqual(spend.by_id.filter((s: { kind: string }) => s.kind === 'evaluation').map((s: { id: string }) => s.id).sort(), evals.map((e) => e.eval_id).sort());
+  assert.ok(Math.abs(spend.by_kind.evaluation - reported(fake)) < 1e-12);
+});

@@ -203,3 +203,24 @@ test('the campaign budget counts ended runs: a first run spends over half of it,
   assert.ok(refused.json.left_usd < refused.json.estimate_usd, JSON.stringify(refused.json));
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });
+
+test('a budget window shorter than a run: its early spend leaves the window while it trains, and all of it a window after it ended', async (t) => {
+  const h = await underestimatedRuns(t, { RL_MAX_TOTAL_COST_USD: '100', RL_BUDGET_WINDOW: '4s' }, 1);
+  const id = (await h.call('rl_start_training')).json.run_id as string;
+  await waitForRun(h, id, 'eight steps, more than the window', (r) => (r.observed?.steps_completed ?? 0) >= 8, 120);
+  const spend = (await h.call('rl_estimate_cost')).json.spend;
+  const runSpent = (await h.call('rl_check_status', { run_id: id })).json.cost.spent_usd as number;
+  assert.equal(spend.window, 'the last 4s');
+  assert.ok(spend.total_usd > 0 && spend.total_usd < runSpent, `the window holds $${spend.total_usd} of the run's $${runSpent}: its first steps left it`);
+  assert.ok(Math.abs(spend.left_usd - (100 - spend.total_usd)) < 1e-9);
+  await h.call('rl_stop_training', { run_id: id });
+  await waitForRun(h, id, 'stopped', (r) => r.status === 'stopped');
+  const ended = (await h.call('rl_check_status', { run_id: id })).json.cost.spent_usd as number;
+  let after = spend;
+  for (let i = 0; i < 120 && after.total_usd !== 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    after = (await h.call('rl_estimate_cost')).json.spend;
+  }
+  assert.deepEqual([after.total_usd, after.by_id, after.left_usd], [0, [], 100]);
+  assert.ok(ended >= runSpent, 'the run itself still says what it spent');
+});

@@ -11,6 +11,12 @@ import { money, moneys } from '../../src/runtime/cost/money.js';
 import { costSettings } from '../../src/runtime/cost/priceConfig.js';
 import { atroposBounds, estimateRun, type LengthBounds, type LengthsInfo, type RunShape } from '../../src/runtime/cost/estimate.js';
 import { planOf, spendOf } from '../../src/runtime/cost/spend.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SpendLedger } from '../../src/runtime/ledger/ledger.js';
+import { SamplingMeter } from '../../src/runtime/ledger/meter.js';
+import { meterUnseen } from '../../src/runtime/evaluation/unmetered.js';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
@@ -98,5 +104,34 @@ test('one formula: at the lengths the high estimate assumed, a run spends at mos
       assert.ok(spent <= high.usd + 1e-4, `${framework}, group_size ${group}: spent $${spent} over the high estimate $${high.usd}`);
       if (framework === 'cookbook') assert.ok(spent >= high.usd - 1e-3, `${framework}, group_size ${group}: at those lengths spend is the high estimate ($${spent} vs $${high.usd})`);
     }
+  }
+});
+
+test('an evaluation sampling past the recording proxy counts from its records: its wire file, else its usage totals; a model the proxy metered is not counted again', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rlmcp-unmetered-'));
+  try {
+    const ledger = new SpendLedger(dir);
+    const price = { prefill: 1, sample: 2, train: 0, as_of: '2026-11-20', source: 'test' };
+    const meter = new SamplingMeter(ledger, { kind: 'evaluation', id: 'e1', model: 'B' }, (m) => (m === 'B' || m.startsWith('tinker://') ? price : undefined));
+    const line = (seq: number, prompt: number, completion: number, status = 200): string => JSON.stringify({ seq, at: at(seq), path: '/api/v1/asample', status, stream: false, model: 'tinker://r/sampler_weights/step_3', n: 1, prompt: 'p', choices: ['c'], usage: { prompt_tokens: prompt, completion_tokens: completion } });
+    // 1-base: metered by the proxy as it sampled (100 + 2 x 50 = $0.0002); its wire file is the proxy's own.
+    meter.add('B', { prompt_tokens: 100, completion_tokens: 50 }, '1-base');
+    writeFileSync(join(dir, '1-base.wire.jsonl'), `${line(0, 100, 50)}\n`);
+    // 2-step_3: a sampler of its own wrote a line per request (a failed one counts nothing): 2 x 1000 + 2 x 2 x 400 = $0.0036.
+    writeFileSync(join(dir, '2-step_3.wire.jsonl'), `${line(0, 1000, 400)}\n${line(1, 1000, 400)}\n${line(2, 1000, 400, 500)}\n`);
+    // 3-step_5: no wire file, only the totals its result carries: 3000 + 2 x 1000 = $0.005.
+    const cases: Array<[string, { prompt_tokens: number; completion_tokens: number } | undefined, number]> = [
+      ['metered by the proxy: not again', { prompt_tokens: 100, completion_tokens: 50 }, 0.0002],
+      ['its wire file', { prompt_tokens: 1, completion_tokens: 1 }, 0.0038],
+      ['its usage totals', { prompt_tokens: 3000, completion_tokens: 1000 }, 0.0088],
+      ['nothing recorded', undefined, 0.0088],
+    ];
+    const specs = ['1-base', '2-step_3', '3-step_5', '4-step_7'];
+    for (const [i, [name, usage, total]] of cases.entries()) {
+      await meterUnseen(meter, dir, { model: 'tinker://r/sampler_weights/step_3', stem: specs[i]! }, usage);
+      assert.ok(Math.abs(ledger.totals({}).total_usd - total) < 1e-12, `${name}: ${ledger.totals({}).total_usd}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -175,7 +175,7 @@ export class EvalModelRun {
     // `process` writes placeholders for an OpenAI-compatible endpoint: its texts are taken from the wire.
     const wireFile = `${spec.stem}${WIRE_SUFFIX}`;
     const { meter } = ctx;
-    const onExchange = meter ? { onExchange: (e: WireExchange) => e.status === 200 && e.usage && meter.add(e.model ?? spec.model, e.usage) } : {};
+    const onExchange = meter ? { onExchange: (e: WireExchange) => e.status === 200 && e.usage && meter.add(e.model ?? spec.model, e.usage, spec.stem) } : {};
     const wire = this.method === 'process' ? await recordWire(ctx.baseUrl, join(ctx.dir, wireFile), { redactor: ctx.redactor, logger: ctx.logger, processEnv: ctx.settings.processEnv, ...onExchange }) : undefined;
     try {
       const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {

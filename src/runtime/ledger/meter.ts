@@ -21,6 +21,8 @@ export class SamplingMeter {
   private readonly tokens: SpendTokens = { prefill: 0, sample: 0, train: 0 };
   private usd = 0;
   private readonly unpriced = new Set<string>();
+  /** Where the exchanges counted came from (a model run's file stem): what was counted as it went is never counted again from its records. */
+  private readonly sources = new Set<string>();
 
   constructor(
     private readonly ledger: SpendLedger,
@@ -35,8 +37,14 @@ export class SamplingMeter {
     return this.usd;
   }
 
-  /** One exchange's usage on `model`; its dollars join the job's figure in the ledger. */
-  add(model: string, usage: SampledUsage): void {
+  /** Whether an exchange from `source` was counted. */
+  saw(source: string): boolean {
+    return this.sources.has(source);
+  }
+
+  /** One exchange's usage on `model` (from `source`, when said); its dollars join the job's figure in the ledger. */
+  add(model: string, usage: SampledUsage, source?: string): void {
+    if (source !== undefined) this.sources.add(source);
     const tokens = { prefill: usage.prompt_tokens, sample: usage.completion_tokens, train: 0 };
     this.tokens.prefill += tokens.prefill;
     this.tokens.sample += tokens.sample;

@@ -27,7 +27,7 @@ export const runCostSchema = z
     spent_usd: zNumber.optional().describe('Estimated dollars spent so far; absent when the model has no price'),
     remaining_usd: zNumber.optional().describe('Estimated dollars for the steps left'),
     total_usd: totals.describe('The whole run as estimated at its start'),
-    budget_usd: zNumber.optional().describe('RL_MAX_RUN_COST_USD at start: the run is stopped once spent_usd reaches it'),
+    budget_usd: zNumber.optional().describe('RL_MAX_RUN_COST_USD at start: the run stops before a step that would take spent_usd past it'),
     unknown: z.array(zString),
     price_source: z.object({ source: zString, date: zString }).optional(),
     billed: billedSchema.optional(),
@@ -36,7 +36,7 @@ export const runCostSchema = z
 
 export const listedCostSchema = z
   .object({
-    spent_usd: zNumber,
+    spent_usd: zNumber.describe("The run's figure in the spend ledger: its estimate, or what Tinker billed when more"),
     expected_total_usd: zNumber,
     basis: zString,
     billed_usd: zNumber.nullable().optional().describe('What Tinker billed, as last asked (null: its billing could not be read; rl_check_status says why)'),

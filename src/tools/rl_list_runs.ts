@@ -6,7 +6,7 @@ import { FRAMEWORKS, PLACEMENTS } from '../runtime/runs/seams/record.js';
 import { defineTool } from './define.js';
 import { healthSchema, listedRunFields } from './runSchemas.js';
 import { listedCostSchema, spendSchema } from './costSchemas.js';
-import { spendAnswer } from '../runtime/ledger/spendAnswer.js';
+import { spendAnswer, withLedgerSpend } from '../runtime/ledger/spendAnswer.js';
 
 export const rlListRuns = defineTool({
   name: 'rl_list_runs',
@@ -39,5 +39,8 @@ export const rlListRuns = defineTool({
     spend: spendSchema,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handler: async (args, { runtime }) => ({ ...(await runtime.runs.listRuns(args)), spend: spendAnswer(runtime.settings) }),
+  handler: async (args, { runtime }) => {
+    const listed = await runtime.runs.listRuns(args);
+    return { ...listed, runs: withLedgerSpend(runtime.settings, listed.runs), spend: spendAnswer(runtime.settings) };
+  },
 });

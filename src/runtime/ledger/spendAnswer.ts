@@ -41,3 +41,17 @@ export function spendAnswer(settings: Settings, nowMs = Date.now()): SpendAnswer
     note: "From the spend ledger (RL_HOME/ledger): runs at their estimate, or Tinker's billed figure when more; evaluations and inference tests on Tinker from the tokens the endpoint reported, priced as sampling. Estimates, not charges; storage is not counted.",
   };
 }
+
+/**
+ * A listing's runs with each one's spend as the ledger holds it (its highest figure: the estimate,
+ * or what Tinker billed when that was more), so a listing says what budgets count.
+ */
+export function withLedgerSpend<R extends { run_id: string; cost?: { spent_usd: number; basis: string } }>(settings: Settings, runs: readonly R[]): R[] {
+  const figures = new Map(ledgerOf(settings.home).totals({}).by_id.filter((s) => s.kind === 'run').map((s) => [s.id, s]));
+  return runs.map((run) => {
+    const figure = figures.get(run.run_id);
+    if (run.cost === undefined || figure === undefined) return run;
+    const basis = figure.basis === 'billed' ? "Tinker's billing (spend ledger), above the estimate" : `${run.cost.basis}; spend ledger`;
+    return { ...run, cost: { ...run.cost, spent_usd: figure.usd, basis } };
+  });
+}

@@ -55,35 +55,39 @@ test('a smoke test measures tokens per rollout; rl_estimate_cost gives the hand-
  * test that saw 10-token completions (expected 50 x 128 x 10 x $1 / 1e6 = $0.064 a run), and a
  * trainer that really samples ~1100-character answers (one token per character in the fakes).
  */
-async function underestimatedRuns(t: TestContext, budgets: Record<string, string>): Promise<RunServer> {
+async function underestimatedRuns(t: TestContext, budgets: Record<string, string>, stepSeconds = 2): Promise<RunServer> {
   const prices = { 'Qwen/Qwen3-8B': { prefill: 0, sample: 1, train: 0, as_of: TODAY, source: 'test' } };
   const h = await runServer(t, { lockedEnv: { total_steps: 50 }, config: { prices }, env: budgets });
   const tiny = { prompt_tokens: { mean: 10, max: 10 }, completion_tokens: { mean: 10, p25: 10, max: 10 } };
   saveMeasuredRollouts(h.home, { environment: 'gsm8k', test_id: 'feedf00d', measured_at: new Date().toISOString(), models: { 'qwen/qwen3-8b': { source: 'tokens/masks', rollouts: 16, ...tiny } } });
-  h.install.trainerControl({ step_seconds: 2, chat_answer: `${'Let me think. '.repeat(80)}#### 42` });
+  h.install.trainerControl({ step_seconds: stepSeconds, chat_answer: `${'Let me think. '.repeat(80)}#### 42` });
   return h;
 }
 
-test('a run whose rollouts are longer than its smoke test said is stopped at its budget, its weights kept, nothing left running', async (t) => {
-  const h = await underestimatedRuns(t, { RL_MAX_RUN_COST_USD: '0.35' });
+test('a run whose rollouts are longer than its smoke test said stops before the step that would pass its budget, its weights kept, nothing left running', async (t) => {
+  // Steps longer than the watchdog's looks (2 s), so each step is seen before the next one ends.
+  const h = await underestimatedRuns(t, { RL_MAX_RUN_COST_USD: '0.35' }, 5);
   const started = await h.call('rl_start_training');
   assert.equal(started.isError, false, JSON.stringify(started.json));
-  assert.equal(started.json.cost_estimate.total_usd.expected.usd, 0.064);
+  const { expected, high } = started.json.cost_estimate.total_usd;
+  assert.equal(expected.usd, 0.064);
+  assert.ok(high.usd > 0.35, 'the budget lies between the expected and the high estimate');
   const id = started.json.run_id as string;
 
   const stopped = await waitForRun(h, id, 'stopped at its budget', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 120);
-  assert.match(stopped.error!, /^budget reached: estimated spend \$[\d.]+ reached RL_MAX_RUN_COST_USD=\$0\.35/);
+  assert.match(stopped.error!, /^budget reached: estimated spend \$[\d.]+ and one more step \(\$[\d.]+\) would pass RL_MAX_RUN_COST_USD=\$0\.35, so the run stops before it/);
   const seen = stopped.observed!.batch_tokens!;
   const perStep = (128 * (seen.completion_tokens / seen.sequences)) / 1e6;
-  const k = Math.ceil(0.35 / perStep);
   const steps = stopped.observed!.steps_completed;
-  assert.ok(steps >= k && steps <= k + 2, `stopped after ${steps} steps; the budget is crossed at step ${k}`);
+  assert.equal(steps, Math.floor(0.35 / perStep), `stopped after ${steps} steps at $${perStep} a step: the last step that fits the budget`);
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
 
   const results = (await h.call('rl_get_results', { run_id: id })).json;
   assert.match(results.outcome.reason, /^Stopped \(budget reached/);
   assert.match(results.weights.latest, /^tinker:\/\/.*step_\d+$/);
-  assert.ok(results.cost.spent_usd >= 0.35 && results.cost.estimate === true, JSON.stringify(results.cost));
+  // A run stops before a step that would take it past RL_MAX_RUN_COST_USD, so it never ends above it
+  // (it used to stop once its spend had reached the budget, ending up to a step or two over).
+  assert.ok(results.cost.spent_usd <= 0.35 && results.cost.spent_usd + perStep > 0.35 && results.cost.estimate === true, JSON.stringify(results.cost));
   assert.match(results.cost.basis, /mean lengths of \d+ batches the trainer took/);
   const status = (await h.call('rl_check_status', { run_id: id })).json;
   assert.equal(status.cost.budget_usd, 0.35);
@@ -114,9 +118,9 @@ test('a budget stop reads stopping while a trainer that ignores SIGTERM lives, a
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });
 
-test('two runs whose spend together reaches RL_MAX_TOTAL_COST_USD are both stopped with the reason, nothing left running', async (t) => {
+test('two runs whose spend together would pass RL_MAX_TOTAL_COST_USD are both stopped with the reason, nothing left running', async (t) => {
   // Each expected at $0.064: both fit the total at start.
-  const h = await underestimatedRuns(t, { RL_MAX_TOTAL_COST_USD: '0.6' });
+  const h = await underestimatedRuns(t, { RL_MAX_TOTAL_COST_USD: '0.6' }, 5);
   const ids: string[] = [];
   for (let i = 0; i < 2; i++) {
     const started = await h.call('rl_start_training');
@@ -125,14 +129,14 @@ test('two runs whose spend together reaches RL_MAX_TOTAL_COST_USD are both stopp
   }
   const ended = [];
   for (const id of ids) ended.push(await waitForRun(h, id, 'stopped at the total budget', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 120));
-  for (const r of ended) assert.match(r.error!, /^budget reached: estimated spend of the active runs \$[\d.]+ \(this run \$[\d.]+\) reached RL_MAX_TOTAL_COST_USD=\$0\.6, so every active run stops/);
+  for (const r of ended) assert.match(r.error!, /^budget reached: estimated spend of the active runs \$[\d.]+ \(this run \$[\d.]+\) (reached|and one more step of this run \(\$[\d.]+\) would pass) RL_MAX_TOTAL_COST_USD=\$0\.6, so every active run stops/);
   const spent = await Promise.all(ids.map(async (id) => (await h.call('rl_check_status', { run_id: id })).json.cost.spent_usd as number));
   const total = spent[0]! + spent[1]!;
   const seen = ended[0]!.observed!.batch_tokens!;
   const perStep = (128 * (seen.completion_tokens / seen.sequences)) / 1e6;
-  // Each run sees its own step within a look (2 s, a step here) and the other's once that one's look
-  // wrote it (another look), and its stop may see one more step end: three steps each at most.
-  assert.ok(total >= 0.6 && total <= 0.6 + 6 * perStep, `together $${total} at a step of $${perStep} a run: stopped within three steps each of the total`);
+  // Each run stops before a step of its own that would pass the cap; both may take their step on
+  // the same total, so together at most one step over it.
+  assert.ok(total + perStep > 0.6 && total <= 0.6 + perStep, `together $${total} at a step of $${perStep} a run: stopped within a step of the total`);
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });
 
@@ -172,4 +176,51 @@ test('over RL_CONFIRM_ABOVE_USD: a client that declines starts nothing, one that
   assert.equal(direct.json.cost_estimate.estimate, true);
   await plain.call('rl_stop_training', { run_id: direct.json.run_id });
   assert.equal(record(plain, direct.json.run_id).status, 'stopped');
+});
+
+test('the campaign budget counts ended runs: a first run spends over half of it, a second that fits is stopped at the cap, a third is refused with the figures; the ledger holds their spends', async (t) => {
+  // A first run of three steps ($0.433), stopped before a fourth would pass its own $0.45.
+  const h = await underestimatedRuns(t, { RL_MAX_RUN_COST_USD: '0.45', RL_MAX_TOTAL_COST_USD: '0.6' }, 5);
+  const first = (await h.call('rl_start_training')).json.run_id as string;
+  const ended = await waitForRun(h, first, 'stopped at its own budget', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 120);
+  const firstSpent = (await h.call('rl_check_status', { run_id: first })).json.cost.spent_usd as number;
+  assert.ok(firstSpent > 0.3, `the first run spent $${firstSpent}, over half of the cap`);
+  // Before this change an ended run no longer counted: the second run trained to its own budget.
+  const second = await h.call('rl_start_training');
+  assert.equal(second.isError, false, JSON.stringify(second.json));
+  const stopped = await waitForRun(h, second.json.run_id, 'stopped at the cap', (r) => r.status === 'stopped' && Object.values(r.processes).every((p) => p.state !== 'running'), 120);
+  assert.match(stopped.error!, /^budget reached: .*RL_MAX_TOTAL_COST_USD=\$0\.6/);
+  const secondSpent = (await h.call('rl_check_status', { run_id: second.json.run_id })).json.cost.spent_usd as number;
+  const seen = ended.observed!.batch_tokens!;
+  const perStep = (128 * (seen.completion_tokens / seen.sequences)) / 1e6;
+  const spend = (await h.call('rl_estimate_cost')).json.spend;
+  assert.ok(Math.abs(spend.total_usd - (firstSpent + secondSpent)) < 1e-9, `ledger $${spend.total_usd} vs the runs' $${firstSpent + secondSpent}`);
+  assert.ok(spend.total_usd + perStep > 0.6 && spend.total_usd <= 0.6 + perStep, `ledger $${spend.total_usd}: at most the cap and one step of the last run`);
+  assert.ok(spend.left_usd < perStep && spend.left_usd === Math.max(0, 0.6 - spend.total_usd));
+  const refused = await h.call('rl_start_training');
+  assert.equal(refused.isError, true);
+  assert.match(refused.json.error, /leaves \$[\d.]+ after the 0 active runs .* spent in all of RL_HOME: runs \$[\d.]+ \(/);
+  assert.ok(refused.json.left_usd < refused.json.estimate_usd, JSON.stringify(refused.json));
+  assert.deepEqual(leftovers([h.install.root, h.home]), []);
+});
+
+test('a budget window shorter than a run: its early spend leaves the window while it trains, and all of it a window after it ended', async (t) => {
+  const h = await underestimatedRuns(t, { RL_MAX_TOTAL_COST_USD: '100', RL_BUDGET_WINDOW: '4s' }, 1);
+  const id = (await h.call('rl_start_training')).json.run_id as string;
+  await waitForRun(h, id, 'eight steps, more than the window', (r) => (r.observed?.steps_completed ?? 0) >= 8, 120);
+  const spend = (await h.call('rl_estimate_cost')).json.spend;
+  const runSpent = (await h.call('rl_check_status', { run_id: id })).json.cost.spent_usd as number;
+  assert.equal(spend.window, 'the last 4s');
+  assert.ok(spend.total_usd > 0 && spend.total_usd < runSpent, `the window holds $${spend.total_usd} of the run's $${runSpent}: its first steps left it`);
+  assert.ok(Math.abs(spend.left_usd - (100 - spend.total_usd)) < 1e-9);
+  await h.call('rl_stop_training', { run_id: id });
+  await waitForRun(h, id, 'stopped', (r) => r.status === 'stopped');
+  const ended = (await h.call('rl_check_status', { run_id: id })).json.cost.spent_usd as number;
+  let after = spend;
+  for (let i = 0; i < 120 && after.total_usd !== 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    after = (await h.call('rl_estimate_cost')).json.spend;
+  }
+  assert.deepEqual([after.total_usd, after.by_id, after.left_usd], [0, [], 100]);
+  assert.ok(ended >= runSpent, 'the run itself still says what it spent');
 });

@@ -10,6 +10,7 @@
  * view stops asking, and the view's poll stops once the run has ended. Screenshots go to
  * test-artifacts/.
  */
+import { money } from '../src/runtime/cost/money.js';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -165,8 +166,13 @@ test('the dashboard in Chromium: W&B curves, processes, health, themes; its poll
   assert.ok(Math.max(...labels) >= Math.max(...rewards) && Math.min(...labels) <= Math.min(...rewards), `y labels ${labels} for rewards ${rewards}`);
   // Spend in words and dollars, no field name of the answer.
   const spend = (await text(a, '[data-field="cost"]')) ?? '';
-  assert.match(spend, /^Spend \(estimate\): \$\d+\.\d\d/);
+  // Four significant digits, as the server's messages write dollars: comparable with a limit.
+  const runSpent = (await h.call('rl_check_status', { run_id: runId })).json.cost.spent_usd as number;
+  assert.ok(spend.startsWith(`Spend (estimate): ${money(runSpent)}`), `${spend} for $${runSpent}`);
   assert.doesNotMatch(spend, /_usd|remaining|basis:/, spend);
+  // The budget window's spend from the ledger, as rl_estimate_cost answers it.
+  const windowSpend = (await h.call('rl_estimate_cost')).json.spend;
+  assert.equal(await text(a, '[data-field="spend"]'), `Spent in all of RL_HOME (estimate): ${money(windowSpend.total_usd)} · runs ${money(windowSpend.by_kind.run)}`);
 
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.locator('#a').screenshot({ path: join(ARTIFACTS, 'dashboard.png') });

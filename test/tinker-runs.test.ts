@@ -208,6 +208,10 @@ test('a budget stops a run on billed spend when Tinker billed more than the esti
   const status = (await h.call('rl_check_status', { run_id: id })).json;
   assert.ok(status.cost.spent_usd < 1, `the estimate alone would not have stopped it: ${status.cost.spent_usd}`);
   assert.equal(status.cost.billed.usd, 2);
+  // The listing says what budgets count: the ledger's figure, Tinker's billing here, not the estimate.
+  const listed = (await h.call('rl_list_runs')).json;
+  assert.deepEqual([listed.runs[0].cost.spent_usd, listed.spend.total_usd], [2, 2]);
+  assert.match(listed.runs[0].cost.basis, /^Tinker's billing \(spend ledger\)/);
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });
 

@@ -69,6 +69,8 @@ export interface CostSettings {
   prices: Record<string, ModelPrice>;
   maxRunUsd?: number;
   maxTotalUsd?: number;
+  /** RL_BUDGET_WINDOW: RL_MAX_TOTAL_COST_USD caps the ledger's spend over this many seconds back; undefined: all of it. */
+  budgetWindowSeconds?: number;
   confirmAboveUsd?: number;
   /** RL_BILLING_REFRESH_SECONDS: a run's billed usage is asked of Tinker at most this often. */
   billingRefreshSeconds: number;

@@ -27,7 +27,7 @@ export const runCostSchema = z
     spent_usd: zNumber.optional().describe('Estimated dollars spent so far; absent when the model has no price'),
     remaining_usd: zNumber.optional().describe('Estimated dollars for the steps left'),
     total_usd: totals.describe('The whole run as estimated at its start'),
-    budget_usd: zNumber.optional().describe('RL_MAX_RUN_COST_USD at start: the run is stopped once spent_usd reaches it'),
+    budget_usd: zNumber.optional().describe('RL_MAX_RUN_COST_USD at start: the run stops before a step that would take spent_usd past it'),
     unknown: z.array(zString),
     price_source: z.object({ source: zString, date: zString }).optional(),
     billed: billedSchema.optional(),
@@ -36,13 +36,30 @@ export const runCostSchema = z
 
 export const listedCostSchema = z
   .object({
-    spent_usd: zNumber,
+    spent_usd: zNumber.describe("The run's figure in the spend ledger: its estimate, or what Tinker billed when more"),
     expected_total_usd: zNumber,
     basis: zString,
     billed_usd: zNumber.nullable().optional().describe('What Tinker billed, as last asked (null: its billing could not be read; rl_check_status says why)'),
     billed_as_of: zString.nullable().optional(),
   })
   .describe('Estimated dollars spent so far and for the whole run, and what Tinker billed once asked (rl_check_status has the detail)');
+
+const kinds = z.object({ run: zNumber, evaluation: zNumber, inference_test: zNumber });
+
+/** The campaign's spend so far: the ledger's window. */
+export const spendSchema = z
+  .object({
+    window: zString,
+    since: zString.nullable(),
+    total_usd: zNumber,
+    by_kind: kinds,
+    by_id: z.array(z.object({ kind: z.enum(['run', 'evaluation', 'inference_test']), id: zString, usd: zNumber, basis: z.enum(['estimate', 'billed']) })).describe('The largest spenders, largest first'),
+    more: zNumber.optional(),
+    max_total_usd: zNumber.optional().describe('RL_MAX_TOTAL_COST_USD: caps total_usd'),
+    left_usd: zNumber.optional(),
+    note: zString,
+  })
+  .describe('SPENT so far in the budget window (RL_BUDGET_WINDOW), from the spend ledger: every run, evaluation and inference test on Tinker');
 
 const figure = z.object({ usd: zNumber, per_step_usd: zNumber, basis: zString.describe('Where the figure comes from') });
 
@@ -62,5 +79,6 @@ export const estimateSchema = z
       .object({ fits: zBoolean, max_run_usd: zNumber.optional(), max_total_usd: zNumber.optional(), refusal: zString.optional() })
       .optional()
       .describe('Whether a start now fits RL_MAX_RUN_COST_USD and RL_MAX_TOTAL_COST_USD'),
+    spend: spendSchema.optional(),
   })
   .describe('An ESTIMATE of what the run will cost on Tinker, each figure with its basis');

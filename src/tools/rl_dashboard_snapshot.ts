@@ -9,7 +9,7 @@ import { RUN_PROCESSES } from '../core/files/home.js';
 import { DASHBOARD_URI } from '../core/resourceUris.js';
 import { HEALTH_VERDICTS } from '../runtime/runs/watching/health.js';
 import { KEY_METRICS } from '../runtime/wandb/keyMetrics.js';
-import { runCostSchema } from './costSchemas.js';
+import { runCostSchema, spendSchema } from './costSchemas.js';
 import { defineTool } from './define.js';
 import { perProcess, processState, runIdInput, runStatus } from './runSchemas.js';
 
@@ -54,7 +54,7 @@ export const rlDashboardSnapshot = defineTool({
   name: 'rl_dashboard_snapshot',
   title: 'Dashboard snapshot (for the dashboard view)',
   description:
-    "For the training dashboard view (MCP Apps), not the model: per run its status, health, processes, latest checkpoint, a failed process's log tail and curves. Read-only.",
+    "For the training dashboard view (MCP Apps), not the model: per run its status, health, processes, latest checkpoint, a failed process's log tail and curves; the budget window's spend. Read-only.",
   input: z
     .object({
       run_ids: z
@@ -70,6 +70,7 @@ export const rlDashboardSnapshot = defineTool({
     active: zBoolean,
     poll_after_seconds: zNumber.nullable(),
     runs: z.array(dashboardRun),
+    spend: spendSchema,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   ui: { resourceUri: DASHBOARD_URI, visibility: ['app'] },

@@ -5,7 +5,8 @@ import { MAX_PAGE, STATUS_FILTERS } from '../runtime/runs/listing.js';
 import { FRAMEWORKS, PLACEMENTS } from '../runtime/runs/seams/record.js';
 import { defineTool } from './define.js';
 import { healthSchema, keeperStates, listedRunFields } from './runSchemas.js';
-import { listedCostSchema } from './costSchemas.js';
+import { listedCostSchema, spendSchema } from './costSchemas.js';
+import { spendAnswer, withLedgerSpend } from '../runtime/ledger/spendAnswer.js';
 
 export const rlListRuns = defineTool({
   name: 'rl_list_runs',
@@ -37,7 +38,11 @@ export const rlListRuns = defineTool({
     count: zInt.describe('Runs on this page'),
     total: zInt.describe('Runs matching the filters, on all pages'),
     next_cursor: zString.optional().describe('Present when more runs remain: pass it as cursor'),
+    spend: spendSchema,
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  handler: (args, { runtime }) => runtime.runs.listRuns(args),
+  handler: async (args, { runtime }) => {
+    const listed = await runtime.runs.listRuns(args);
+    return { ...listed, runs: withLedgerSpend(runtime.settings, listed.runs), spend: spendAnswer(runtime.settings) };
+  },
 });

@@ -22,6 +22,8 @@ export interface TinkerOaiOptions {
   solve: (messages: ChatMessage[]) => string | undefined;
   /** While true, a valid request is taken and never answered (status 0): an endpoint that stalls. */
   stalled?: () => boolean;
+  /** The prompt tokens `usage` reports for each request (60 unless set): an environment of long prompts. */
+  promptTokens?: number;
 }
 
 export interface TinkerRequest {
@@ -32,6 +34,8 @@ export interface TinkerRequest {
   status: number;
   /** The last user message: which item was asked. */
   question: string;
+  /** What the answer's `usage` reported (answered requests only). */
+  usage?: { prompt_tokens: number; completion_tokens: number };
 }
 
 export interface FakeTinkerOai {
@@ -90,13 +94,14 @@ export async function startFakeTinkerOai(opts: TinkerOaiOptions): Promise<FakeTi
         return send(res, 404, openAiError(`The model \`${model}\` does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found'));
       }
       if (opts.stalled?.()) return record(0);
-      record(200);
       const n = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
+      const prompt = opts.promptTokens ?? 60;
+      const usage = { prompt_tokens: prompt, completion_tokens: 30 * n, total_tokens: prompt + 30 * n };
+      requests.push({ path, model, authorized, status: 200, question, usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens } });
       const answer = opts.solve(messages);
       const first = drawn.get(`${model}\n${question}`) ?? 0;
       drawn.set(`${model}\n${question}`, first + n);
       const texts = Array.from({ length: n }, (_, i) => completion(unitHash(`${question}#${first + i}`) < q, answer));
-      const usage = { prompt_tokens: 60, completion_tokens: 30 * n, total_tokens: 60 + 30 * n };
       const created = Math.floor(Date.now() / 1000);
       if (!chat) return send(res, 200, { id: `cmpl-${requests.length}`, object: 'text_completion', created, model, choices: texts.map((text, index) => ({ index, text, finish_reason: 'stop' })), usage });
       send(res, 200, {

@@ -79,8 +79,8 @@ test('estimate: low, expected and high dollars match the hand calculation, each 
 
 test('spend so far: steps x per step, refined by the sequences trained and by the batches the trainer took', () => {
   const plan = planOf(estimateRun(SHAPE, PRICE, measured()), 1, PRICE, { prompt: 100, completion: 70, trained: 170 });
-  // 3 steps at $0.003376; the 7 left at the same rate.
-  assert.deepEqual(({ ...spendOf(plan, { steps: 3 })!, basis: undefined }), { spent_usd: 0.0101, remaining_usd: 0.0236, basis: undefined });
+  // 3 steps at $0.003376; the 7 left, and the next one a budget looks ahead to, at the same rate.
+  assert.deepEqual(({ ...spendOf(plan, { steps: 3 })!, basis: undefined }), { spent_usd: 0.0101, remaining_usd: 0.0236, step_usd: 0.003376, basis: undefined });
   // 64 sequences trained instead of 96: 3 x (80 + 1120) / 1e6 + 64 x 170 x 0.4 / 1e6 = 0.0036 + 0.004352.
   const trained = spendOf(plan, { steps: 3, sequences: 64 })!;
   assert.equal(trained.spent_usd, 0.008);
@@ -88,6 +88,7 @@ test('spend so far: steps x per step, refined by the sequences trained and by th
   // Batches seen with 50-token prompts and 200-token completions: (4 x 50 x 0.2 + 32 x 200 x 0.5 + 32 x 250 x 0.4) / 1e6 = $0.00644 a step.
   const seen = spendOf(plan, { steps: 3, batches: { batches: 2, sequences: 64, prompt_tokens: 3200, completion_tokens: 12800 } })!;
   assert.equal(seen.spent_usd, 0.0193);
+  assert.ok(Math.abs(seen.step_usd - 0.00644) < 1e-12);
   assert.match(seen.basis, /^estimate: 3 steps done \(trainer log\) x \$0\.0064\/step from mean lengths of 2 batches the trainer took/);
   assert.equal(spendOf(planOf(estimateRun(SHAPE, undefined, measured()), undefined, undefined, undefined), { steps: 3 }), undefined);
 });
@@ -97,7 +98,8 @@ test('budgets: a start over the run budget or over what the total budget leaves 
   assert.equal(budgetRefusal(e, {}, []), undefined);
   assert.equal(budgetRefusal(e, { maxRunUsd: 0.04 }, []), undefined);
   const overRun = budgetRefusal(e, { maxRunUsd: 0.03 }, [])!;
-  assert.match(overRun.message, /expected cost estimate is \$0\.03, over RL_MAX_RUN_COST_USD=\$0\.03/);
+  // $0.0338 against $0.03: shown as they are, never both as "$0.03".
+  assert.match(overRun.message, /expected cost estimate is \$0\.0338, over RL_MAX_RUN_COST_USD=\$0\.03\./);
   assert.equal(overRun.hints.estimate_usd, 0.0338);
   const overTotal = budgetRefusal(e, { maxTotalUsd: 0.05 }, [{ run_id: 'aaaa0000', usd: 0.02 }])!;
   assert.match(overTotal.message, /RL_MAX_TOTAL_COST_USD=\$0\.05 leaves \$0\.03 after the 1 active runs/);
@@ -111,6 +113,11 @@ test('budgets: a start over the run budget or over what the total budget leaves 
   assert.match(totalBudgetReached(0.3, 0.2, 0.5)!, /^budget reached: estimated spend of the active runs \$0\.5 \(this run \$0\.3\) reached RL_MAX_TOTAL_COST_USD=\$0\.5, so every active run stops/);
   assert.equal(totalBudgetReached(0.3, 0.19, 0.5), undefined);
   assert.equal(totalBudgetReached(50, 50, undefined), undefined);
+  // One more step that would pass a budget stops the run before it: it never ends above the budget.
+  assert.match(budgetReached(0.2886, 0.35, undefined, 0.1443)!, /^budget reached: estimated spend \$0\.2886 and one more step \(\$0\.1443\) would pass RL_MAX_RUN_COST_USD=\$0\.35, so the run stops before it/);
+  assert.equal(budgetReached(0.2, 0.35, undefined, 0.15), undefined, 'a step that lands exactly on the budget is taken');
+  assert.match(totalBudgetReached(0.3, 0.2, 0.6, undefined, 0.11)!, /the active runs \$0\.5 \(this run \$0\.3\) and one more step of this run \(\$0\.11\) would pass RL_MAX_TOTAL_COST_USD=\$0\.6/);
+  assert.equal(totalBudgetReached(0.3, 0.2, 0.6, undefined, 0.1), undefined);
 });
 
 test('price table: shipped figures with date and source; RL_MCP_CONFIG entries replace or extend by model id; bad ones stop the server', () => {

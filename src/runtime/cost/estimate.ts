@@ -11,6 +11,7 @@
  */
 import type { ModelPrice } from '../../core/settings.js';
 import type { RolloutLengths } from './lengths.js';
+import { money } from './money.js';
 
 export interface RunShape {
   model: string;
@@ -65,6 +66,8 @@ export interface RunEstimate {
   unknown: string[];
   /** Tokens per sequence behind each figure: spend is counted with them until real batches are seen. */
   lengths?: Partial<Record<Scenario, ScenarioLengths>>;
+  /** Prompts prefilled per group, when not 1: spend counts them the same way. */
+  prefills_per_group?: number;
 }
 
 export interface ScenarioLengths {
@@ -78,9 +81,18 @@ const MILLION = 1_000_000;
 const round4 = (x: number): number => Math.round(x * 10_000) / 10_000;
 
 /** Tokens of one step with prompts of `prompt` tokens and completions of `completion` tokens. */
-export function stepTokens(shape: Pick<RunShape, 'batch_size' | 'group_size'>, prompt: number, completion: number, trainedLength = prompt + completion): StepTokens {
+/**
+ * Prompts prefilled per group: 1 when a group is one sampling call of group_size samples
+ * (tinker-atropos: num_samples=group_size), group_size when each sequence is its own call
+ * (tinker-cookbook: every trajectory samples with num_samples=1). Unset: 1.
+ */
+export interface Prefills {
+  prefills_per_group?: number;
+}
+
+export function stepTokens(shape: Pick<RunShape, 'batch_size' | 'group_size'> & Prefills, prompt: number, completion: number, trainedLength = prompt + completion): StepTokens {
   const groups = shape.batch_size / shape.group_size;
-  return { prefill: groups * prompt, sample: shape.batch_size * completion, train: shape.batch_size * trainedLength };
+  return { prefill: groups * (shape.prefills_per_group ?? 1) * prompt, sample: shape.batch_size * completion, train: shape.batch_size * trainedLength };
 }
 
 export function tokensUsd(tokens: StepTokens, price: ModelPrice): number {
@@ -89,7 +101,7 @@ export function tokensUsd(tokens: StepTokens, price: ModelPrice): number {
 
 function figure(shape: RunShape, price: ModelPrice, tokens: StepTokens, basis: string): Figure {
   const perStep = tokensUsd(tokens, price);
-  return { usd: round4(perStep * shape.total_steps), per_step_usd: round4(perStep), basis: `estimate: ${shape.total_steps} steps x $${round4(perStep)}/step; ${basis}` };
+  return { usd: round4(perStep * shape.total_steps), per_step_usd: round4(perStep), basis: `estimate: ${shape.total_steps} steps x ${money(perStep)}/step; ${basis}` };
 }
 
 type Scenarios = Partial<Record<Scenario, { lengths: ScenarioLengths; basis: string }>>;
@@ -106,6 +118,8 @@ export interface LengthBounds {
   trainedCap?: number;
   /** The prompt the high bound assumes when no inference test measured any, and what that rests on. */
   unmeasuredPrompt: { tokens: number; basis: string };
+  /** Prompts prefilled per group (Prefills); unset: 1. */
+  prefillsPerGroup?: number;
 }
 
 /** tinker-atropos through atroposlib: everything within max_token_length. */
@@ -135,9 +149,11 @@ function scenarioLengths(shape: RunShape, measured: MeasuredLengths | undefined,
   };
 }
 
-const ASSUMPTIONS = (shape: RunShape): string[] => [
+const ASSUMPTIONS = (shape: RunShape & Prefills): string[] => [
   `per step: ${shape.batch_size} sequences (batch_size) in ${shape.batch_size / shape.group_size} groups of ${shape.group_size} (group_size)`,
-  'prefill: each group\'s prompt once (one sampling call with group_size samples); sample: every completion; train: every sequence, prompt + completion',
+  (shape.prefills_per_group ?? 1) === 1
+    ? 'prefill: each group\'s prompt once (one sampling call with group_size samples); sample: every completion; train: every sequence, prompt + completion'
+    : 'prefill: every sequence\'s prompt (each is its own sampling call; Tinker may serve a repeated prompt from its cache at a fifth of the rate: not counted); sample: every completion; train: every sequence, prompt + completion',
 ];
 
 /** What no estimate of this server can know; said in full answers, left out of status and listings. */
@@ -152,7 +168,8 @@ export const GENERAL_UNKNOWNS = [
 export function estimateRun(shape: RunShape, price: ModelPrice | undefined, measured: MeasuredLengths | undefined, extraUnknown: string[] = [], bounds: LengthBounds = atroposBounds(shape)): RunEstimate {
   const unknown = [...extraUnknown];
   if (measured === undefined || 'prompts' in measured) unknown.push('rollout lengths: no inference test measured this environment yet, so only the high bound is given; run rl_test_inference to get low and expected figures');
-  const base = { estimate: true as const, model: shape.model, shape, assumptions: ASSUMPTIONS(shape) };
+  const prefills = bounds.prefillsPerGroup !== undefined && bounds.prefillsPerGroup !== 1 ? { prefills_per_group: bounds.prefillsPerGroup } : {};
+  const base = { estimate: true as const, model: shape.model, shape, assumptions: ASSUMPTIONS({ ...shape, ...prefills }), ...prefills };
   if (price === undefined) {
     return { ...base, total_usd: {}, unknown: [`price: the price table has no entry for ${shape.model}; add it under prices in the RL_MCP_CONFIG file (dollars per million prefill, sample and train tokens, with as_of and source)`, ...unknown, ...GENERAL_UNKNOWNS] };
   }
@@ -163,7 +180,7 @@ export function estimateRun(shape: RunShape, price: ModelPrice | undefined, meas
     const s = scenarios[name];
     if (!s) continue;
     lengths[name] = s.lengths;
-    total_usd[name] = figure(shape, price, stepTokens(shape, s.lengths.prompt, s.lengths.completion, s.lengths.trained), `${s.basis}; $ per million tokens ${price.prefill} prefill, ${price.sample} sample, ${price.train} train (${price.source}, as of ${price.as_of})`);
+    total_usd[name] = figure(shape, price, stepTokens({ ...shape, ...prefills }, s.lengths.prompt, s.lengths.completion, s.lengths.trained), `${s.basis}; $ per million tokens ${price.prefill} prefill, ${price.sample} sample, ${price.train} train (${price.source}, as of ${price.as_of})`);
   }
   return { ...base, total_usd, price_source: { source: price.source, as_of: price.as_of }, unknown: [...unknown, ...GENERAL_UNKNOWNS], lengths };
 }

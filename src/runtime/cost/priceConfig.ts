@@ -1,5 +1,5 @@
 /**
- * The cost settings: the budgets (RL_MAX_RUN_COST_USD, RL_MAX_TOTAL_COST_USD,
+ * The cost settings: the budgets (RL_MAX_RUN_COST_USD, RL_MAX_TOTAL_COST_USD over RL_BUDGET_WINDOW,
  * RL_CONFIRM_ABOVE_USD) and the price table, the shipped one with the RL_MCP_CONFIG file's
  * `prices` entries merged in by model id (an entry replaces the shipped one of its model whole).
  */
@@ -7,7 +7,7 @@ import { SettingsError } from '../../core/errors.js';
 import type { CostSettings, ModelPrice } from '../../core/settings.js';
 import { DEFAULT_PRICES } from './defaultPrices.js';
 
-export const COST_KEYS = ['RL_MAX_RUN_COST_USD', 'RL_MAX_TOTAL_COST_USD', 'RL_CONFIRM_ABOVE_USD', 'RL_BILLING_REFRESH_SECONDS'] as const;
+export const COST_KEYS = ['RL_MAX_RUN_COST_USD', 'RL_MAX_TOTAL_COST_USD', 'RL_BUDGET_WINDOW', 'RL_CONFIRM_ABOVE_USD', 'RL_BILLING_REFRESH_SECONDS'] as const;
 /** Tinker's billing lags by hours: asking it more often than every few minutes learns nothing. */
 const DEFAULT_BILLING_REFRESH_SECONDS = 300;
 type CostKey = (typeof COST_KEYS)[number];
@@ -28,6 +28,17 @@ function refreshSeconds(raw: string | undefined): number {
   const n = Number(raw.trim());
   if (raw.trim() === '' || !Number.isFinite(n) || n < 1) throw new SettingsError(`RL_BILLING_REFRESH_SECONDS=${JSON.stringify(raw)} is not a number of seconds >= 1`);
   return n;
+}
+
+const WINDOW_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** RL_BUDGET_WINDOW: `all` (undefined), or a length such as 24h, 7d, 30m, 90s. */
+function budgetWindow(raw: string | undefined): number | undefined {
+  const text = raw?.trim().toLowerCase();
+  if (text === undefined || text === '' || text === 'all') return undefined;
+  const m = /^(\d+(?:\.\d+)?)([smhd])$/.exec(text);
+  if (!m || Number(m[1]) <= 0) throw new SettingsError(`RL_BUDGET_WINDOW=${JSON.stringify(raw)} is not a window: use all, or a length such as 24h, 7d, 30m or 90s`);
+  return Number(m[1]) * WINDOW_UNITS[m[2]!]!;
 }
 
 /** A YAML date may arrive as a Date (YAML 1.1 timestamps) or a string. */
@@ -71,6 +82,7 @@ export function costSettings(get: (key: CostKey) => string | undefined, prices: 
     prices: priceTable(prices, where),
     maxRunUsd: dollars('RL_MAX_RUN_COST_USD', get('RL_MAX_RUN_COST_USD')),
     maxTotalUsd: dollars('RL_MAX_TOTAL_COST_USD', get('RL_MAX_TOTAL_COST_USD')),
+    budgetWindowSeconds: budgetWindow(get('RL_BUDGET_WINDOW')),
     confirmAboveUsd: dollars('RL_CONFIRM_ABOVE_USD', get('RL_CONFIRM_ABOVE_USD')),
     billingRefreshSeconds: refreshSeconds(get('RL_BILLING_REFRESH_SECONDS')),
   };

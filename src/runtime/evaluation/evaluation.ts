@@ -4,6 +4,8 @@
  * lives on between tool calls like an inference test; result.json is written when it starts
  * (status running, for other servers and rl_get_results) and when it ends.
  */
+import { meterUnseen } from './unmetered.js';
+import type { SampledUsage } from '../ledger/meter.js';
 import { EventEmitter } from 'node:events';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -61,6 +63,8 @@ export interface EvaluationOutput {
 }
 
 export class Evaluation {
+  /** Every evaluation samples on Tinker: the campaign budget may cancel it (jobs/registry.ts). */
+  readonly paid = true;
   readonly createdAt = new Date();
   status: EvaluationStatus = 'running';
   readonly done: Promise<void>;
@@ -143,6 +147,8 @@ export class Evaluation {
         this.current = new EvalModelRun(this.ctx, spec, 'process');
         result = await this.current.run().catch((err: unknown) => this.internalError(spec, err));
       }
+      // A method that sampled past the recording proxy counts from its records; `usage`: the sampler's totals, where the method reports them.
+      if (this.ctx.meter) await meterUnseen(this.ctx.meter, this.ctx.dir, spec, (result as { usage?: SampledUsage }).usage).catch((err: unknown) => this.ctx.logger.warn({ err, eval_id: this.id }, "could not count a model's recorded sampling"));
       this.results.set(spec.label, result);
       this.current = undefined;
       this.events.emit('change');

@@ -16,7 +16,8 @@ import { processEnv, type KeyConfig } from '../inference/command.js';
 import { classifyCrash, classifyDroppedGroups, type FailureKind } from '../inference/failures.js';
 import { ModelProcess, type ModelProcessOutcome } from '../inference/modelProcess.js';
 import { evalCommand, type EvalMethod } from './evalCommand.js';
-import { readExchanges } from '../inference/wire/exchanges.js';
+import { readExchanges, type WireExchange } from '../inference/wire/exchanges.js';
+import type { SamplingMeter } from '../ledger/meter.js';
 import { recordWire, type WireRecording } from '../inference/wire/recorder.js';
 import { itemScores, readRolloutGroups, type ItemScore, type Rollout } from './rollouts.js';
 import { byExample, messagesText, vfEvalCommand, vfEvalEnv, vfResults } from '../inference/vfEval.js';
@@ -49,6 +50,8 @@ export interface ModelRunContext {
   numItems: number;
   groupSize: number;
   timeoutSeconds: number;
+  /** Meters what the models sample on Tinker (ledger/meter.ts): every exchange's usage, whatever the evaluation's kind. */
+  meter?: SamplingMeter;
   /** A verifiers environment (method vf_eval): its id, the run's load_environment arguments and token limit. */
   verifiers?: { vf_env_id: string; env_args?: Record<string, JsonValue>; max_tokens?: number };
 }
@@ -171,7 +174,9 @@ export class EvalModelRun {
     const groupsFile = join(ctx.dir, `${spec.stem}.groups.jsonl`);
     // `process` writes placeholders for an OpenAI-compatible endpoint: its texts are taken from the wire.
     const wireFile = `${spec.stem}${WIRE_SUFFIX}`;
-    const wire = this.method === 'process' ? await recordWire(ctx.baseUrl, join(ctx.dir, wireFile), { redactor: ctx.redactor, logger: ctx.logger, processEnv: ctx.settings.processEnv }) : undefined;
+    const { meter } = ctx;
+    const onExchange = meter ? { onExchange: (e: WireExchange) => e.status === 200 && e.usage && meter.add(e.model ?? spec.model, e.usage, spec.stem) } : {};
+    const wire = this.method === 'process' ? await recordWire(ctx.baseUrl, join(ctx.dir, wireFile), { redactor: ctx.redactor, logger: ctx.logger, processEnv: ctx.settings.processEnv, ...onExchange }) : undefined;
     try {
       const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
         method: this.method,

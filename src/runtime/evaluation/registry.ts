@@ -14,6 +14,7 @@ import { waitOnJob, type WaitOptions } from '../jobs/wait.js';
 import { tinkerApiKey } from '../inference/keys.js';
 import { Evaluation, type EvaluationOutput, type EvaluationParams } from './evaluation.js';
 import type { ModelRunContext } from './modelRun.js';
+import { refuseSampling, samplingMeter } from '../ledger/sampling.js';
 
 export const MAX_EVAL_WAIT_SECONDS = 280;
 /** Evaluations running at once on this server (each runs one model process at a time). */
@@ -31,6 +32,8 @@ export interface EvaluationRequest extends EvaluationParams {
   timeoutSeconds: number;
   /** Method vf_eval: the verifiers environment (modelRun.ts). */
   verifiers?: ModelRunContext['verifiers'];
+  /** The base model the run trains: its checkpoints' sampling is priced as it. */
+  pricedAs?: string;
 }
 
 /** What rl_get_results lists of one evaluation. */
@@ -63,11 +66,15 @@ export class Evaluations {
     if (active.length >= MAX_RUNNING_EVALUATIONS) {
       throw new UserError(`${active.length} evaluations are already running; wait for one with rl_evaluate({eval_id})`, { running_evaluations: active.map((e) => e.id) });
     }
+    const maxTokens = req.verifiers?.max_tokens ?? (typeof req.envConfig.max_token_length === 'number' ? req.envConfig.max_token_length : undefined);
+    const sampled = { models: req.models.map((m) => m.model), rollouts: req.numItems * req.groupSize, environment: req.environment, ...(req.pricedAs ? { pricedAs: req.pricedAs } : {}), ...(maxTokens ? { maxTokens } : {}) };
+    refuseSampling(settings, `an evaluation of ${req.models.length} model(s) on Tinker`, sampled);
     redactor.add(key);
     const { id, dir } = await this.jobs.create();
     const keyConfig = await writeKeyConfig(key);
-    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, verifiers, ...params } = req;
-    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds, ...(verifiers ? { verifiers } : {}) };
+    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, verifiers, pricedAs, ...params } = req;
+    const meter = samplingMeter(settings, { kind: 'evaluation', id, model: pricedAs ?? req.models[0]?.model ?? 'unknown' }, pricedAs, logger);
+    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds, meter, ...(verifiers ? { verifiers } : {}) };
     const evaluation = new Evaluation(id, params, ctx, () => keyConfig.remove().catch((err: unknown) => logger.error({ err, eval_id: id }, 'could not remove the evaluation key file')));
     this.jobs.add(evaluation);
     logger.info({ eval_id: id, run_id: req.run_id, models: req.models.map((m) => m.model), method: req.method }, 'evaluation started');

@@ -13,6 +13,7 @@ import { writeKeyConfig, type ServerType } from './command.js';
 import { InferenceTest, type TestKeys } from './testRun.js';
 import type { TestOutput } from './testReport.js';
 import { routeModel } from './routing.js';
+import { refuseSampling, samplingMeter } from '../ledger/sampling.js';
 import { tinkerApiKey } from './keys.js';
 import { waitOnJob, type WaitOptions } from '../jobs/wait.js';
 import { testAnswer, type TestAnswer } from './answer.js';
@@ -101,6 +102,8 @@ export class InferenceTests {
     if (req.use_wandb && !settings.secrets.wandbApiKey) {
       throw new UserError('use_wandb needs WANDB_API_KEY in the server environment; set it or leave use_wandb false', { missing: 'WANDB_API_KEY' });
     }
+    const onTinker = models.filter((m) => m.route.key.kind === 'tinker').map((m) => m.id);
+    if (onTinker.length > 0) refuseSampling(settings, `an inference test of ${onTinker.join(', ')} on Tinker`, { models: onTinker, rollouts: req.num_steps * req.group_size, environment: req.environment.name });
     const running = this.jobs.running();
     if (running.length >= MAX_RUNNING_TESTS) {
       throw new UserError(`${running.length} inference tests are already running; wait for one with rl_test_inference({test_id})`, {
@@ -132,7 +135,7 @@ export class InferenceTests {
         use_wandb: req.use_wandb,
         server_entries: req.server_entries ?? 1,
       },
-      { settings, redactor, logger },
+      { settings, redactor, logger, ...(onTinker.length > 0 ? { meter: samplingMeter(settings, { kind: 'inference_test', id, model: onTinker.join(', ') }, undefined, logger) } : {}) },
       keys,
     );
     this.jobs.add(test);

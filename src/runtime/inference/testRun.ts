@@ -21,6 +21,8 @@ import { vfEvalCommand, vfEvalEnv, vfGroupsFile } from './vfEval.js';
 import { saveTestLengths } from '../cost/lengthStore.js';
 import { judgeModel, seconds, type ReportBase } from './judgement.js';
 import { recordWire } from './wire/recorder.js';
+import type { WireExchange } from './wire/exchanges.js';
+import type { SamplingMeter } from '../ledger/meter.js';
 
 /** Models run at once per test: the endpoint is remote, the local cost is one Python process each. */
 export const MODEL_CONCURRENCY = 3;
@@ -73,12 +75,19 @@ export interface TestKeys {
 }
 
 export interface TestServices {
+  /** Meters what the models sampled on Tinker cost (ledger/meter.ts); absent when none samples there. */
+  meter?: SamplingMeter;
   settings: Settings;
   redactor: SecretRedactor;
   logger: Logger;
 }
 
 export class InferenceTest {
+  /** Sampled on Tinker, so the campaign budget may cancel it (jobs/registry.ts). */
+  get paid(): boolean {
+    return this.services.meter !== undefined;
+  }
+
   readonly startedAt = Date.now();
   status: TestStatus = 'running';
   /** Resolves when every model process has exited and the result is on disk. */
@@ -220,7 +229,10 @@ export class InferenceTest {
   private async startAndJudge(slot: Slot, base: ReportBase, keyConfig: KeyConfig): Promise<void> {
     const { settings, redactor, logger } = this.services;
     const endpointUrl = base.endpoint ?? this.params.base_url;
-    const wire = await recordWire(endpointUrl, slot.files.wire, { redactor, logger, processEnv: settings.processEnv });
+    const { meter } = this.services;
+    const onTinker = meter !== undefined && slot.model.route?.key.kind === 'tinker';
+    const onExchange = onTinker ? { onExchange: (e: WireExchange) => e.status === 200 && e.usage && meter.add(e.model ?? slot.model.id, e.usage) } : {};
+    const wire = await recordWire(endpointUrl, slot.files.wire, { redactor, logger, processEnv: settings.processEnv, ...onExchange });
     let outcome: ModelProcessOutcome;
     let launch: TestLaunch;
     try {

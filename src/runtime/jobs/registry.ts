@@ -9,7 +9,9 @@
  * Any other server records the cancel on disk; the owner checks for it every second while it runs
  * jobs and stops the job; the asking server answers `stopped` only once result.json says
  * cancelled, which the job writes after its processes exited. A cancel nobody carries out (the
- * owner is gone, or does not act in time) is said as such, never as stopped.
+ * owner is gone, or does not act in time) is said as such, never as stopped. The same look cancels
+ * every job that samples on Tinker once the spend ledger's window total reaches
+ * RL_MAX_TOTAL_COST_USD, whoever is connected.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -22,6 +24,7 @@ import { evaluationsRoot, inferenceTestsRoot, JOB_FILES, newId } from '../../cor
 import { isMissing, namedSubdirs, realFileOfChild } from '../../core/files/safePath.js';
 import type { CoreServices } from '../../core/services.js';
 import type { WaitableJob } from './wait.js';
+import { samplingStop } from '../ledger/sampling.js';
 
 export type JobKind = 'evaluation' | 'inference_test';
 export type JobStatus = 'running' | 'completed' | 'cancelled';
@@ -30,6 +33,8 @@ export type JobStatus = 'running' | 'completed' | 'cancelled';
 export interface Job extends WaitableJob {
   readonly id: string;
   readonly status: JobStatus;
+  /** It samples on Tinker: cancelled once the ledger's window total reaches RL_MAX_TOTAL_COST_USD. */
+  readonly paid?: boolean;
   cancel(reason: string, graceMs?: number): void;
 }
 
@@ -220,7 +225,7 @@ export class JobRegistry<J extends Job, O extends { status: string }> {
     }
   }
 
-  /** The cancels other servers recorded for the jobs running here. */
+  /** The cancels other servers recorded for the jobs running here, and the campaign budget's. */
   private carryOutCancels(): void {
     const running = this.running();
     if (running.length === 0) {
@@ -228,7 +233,13 @@ export class JobRegistry<J extends Job, O extends { status: string }> {
       this.checking = undefined;
       return;
     }
+    const overBudget = running.some((j) => j.paid) ? samplingStop(this.core.settings) : undefined;
     for (const job of running) {
+      if (overBudget !== undefined && job.paid) {
+        this.core.logger.warn({ kind: this.kind, id: job.id, reason: overBudget }, 'cancelled: budget reached');
+        job.cancel(overBudget);
+        continue;
+      }
       const request = join(this.dirOf(job.id), JOB_FILES.cancelRequest);
       if (!existsSync(request)) continue;
       let reason = 'another server sharing RL_HOME cancelled it';

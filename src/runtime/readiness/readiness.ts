@@ -18,7 +18,7 @@ import type { JsonValue } from '../../core/json.js';
 import type { CoreServices } from '../../core/services.js';
 import { FileLock } from '../../core/os/fileLock.js';
 import { runPythonHelper } from '../config/pythonHelper.js';
-import { stepTokens, tokensUsd, type RunShape } from '../cost/estimate.js';
+import { stepTokens, tokensUsd, type Prefills, type RunShape } from '../cost/estimate.js';
 import { savePromptLengths } from '../cost/lengthStore.js';
 import { frameworkOfEnvironment } from '../environments/report.js';
 import { readGroupScores } from '../inference/scoring.js';
@@ -121,7 +121,7 @@ const round4 = (x: number): number => Math.round(x * 10_000) / 10_000;
 
 export interface ReadinessDeps {
   /** The shape of a run of `selection` (model, steps, batch): what a probe's dollars are for. */
-  runShape(selection: RunSelection): RunShape;
+  runShape(selection: RunSelection): RunShape & Prefills;
   /** What the operator fixes for runs of this environment's framework (max_token_length, the model, ...): part of the config judged. */
   lockedValues(environment: RunSelection['environment']): Record<string, JsonValue>;
 }

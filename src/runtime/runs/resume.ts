@@ -90,7 +90,7 @@ export async function resumeRun(ctx: ResumeContext, runId: string, automatic?: A
   const placed = placementOf(entry, ctx.settings);
   if (placed.resumeRefusal !== undefined) throw refusal(`Run '${runId}': ${placed.resumeRefusal}.`, runId);
   const point = await frameworkOf(entry).resumePoint(entry);
-  const overBudget = budgetStop(entry, 0, undefined);
+  const overBudget = budgetStop(entry);
   if (overBudget !== undefined) throw refusal(`Run '${runId}' cannot be resumed: ${overBudget}.`, runId);
 
   const startLock = new FileLock(startLockPath(ctx.settings.home));

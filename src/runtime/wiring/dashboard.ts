@@ -6,6 +6,7 @@
  * status rate limit, each trainer log is followed (only what it gained is read), and W&B is asked
  * at most every WANDB_REFRESH_MS per run, and once more when the run has ended.
  */
+import type { SpendAnswer } from '../ledger/spendAnswer.js';
 import { UserError } from '../../core/errors.js';
 import type { RunProcess } from '../../core/files/home.js';
 import type { SecretRedactor } from '../../core/redact.js';
@@ -67,6 +68,8 @@ export interface DashboardRun {
 
 export interface DashboardSnapshot {
   generated_at: string;
+  /** The budget window's spend from the ledger, as rl_estimate_cost and rl_list_runs answer it. */
+  spend: SpendAnswer;
   /** True while any run shown is active or has a process still running: the view asks again after `poll_after_seconds`. */
   active: boolean;
   poll_after_seconds: number | null;
@@ -82,6 +85,8 @@ interface CachedWandb {
 
 export interface DashboardServices {
   runs: RunManager;
+  /** The budget window's spend now (ledger/spendAnswer.ts). */
+  spend(): SpendAnswer;
   wandb: WandbReader;
   redactor: SecretRedactor;
 }
@@ -98,7 +103,7 @@ export class Dashboard {
     // A run's outcome is written before its last processes are stopped: the view keeps asking
     // until they are gone, so its last picture is the settled one.
     const active = runs.some((r) => isActive(r.status) || Object.values(r.processes ?? {}).some((p) => p.state === 'running'));
-    return { generated_at: new Date().toISOString(), active, poll_after_seconds: active ? DASHBOARD_POLL_SECONDS : null, runs };
+    return { generated_at: new Date().toISOString(), active, poll_after_seconds: active ? DASHBOARD_POLL_SECONDS : null, runs, spend: this.services.spend() };
   }
 
   private async run(runId: string, cap: number, signal?: AbortSignal): Promise<DashboardRun> {

@@ -140,6 +140,7 @@ export async function evaluateRun(runtime: Runtime, args: EvaluateArgs, wait: Wa
       method_reason: plan.method.reason,
       method_may_fall_back: plan.method.mayFallBack,
       models: modelSpecs(plan.baseModel, args.baseline, chosen),
+      pricedAs: plan.baseModel,
       run_at_start: { status: run.status, steps_completed: trainer.steps_completed },
       ...(note ? { note } : {}),
       envFile: run.environment_file,

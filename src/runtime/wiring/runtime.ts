@@ -2,6 +2,7 @@
  * The application: every service the tools and resources use, wired once per server process.
  * Nothing here imports the MCP SDK: the MCP folders (src/tools, src/resources, src/server) sit on top of this.
  */
+import { spendAnswer } from '../ledger/spendAnswer.js';
 import { EnvironmentCatalog } from '../environments/catalog.js';
 import { createLogger, type Logger } from '../../core/logger.js';
 import type { CoreServices } from '../../core/services.js';
@@ -59,8 +60,11 @@ export class Runtime {
     // Training runs outlive the server, kept by their keepers, unless RL_STOP_RUNS_ON_EXIT=1 (their
     // keepers are then asked to stop them); either way their state is on disk.
     this.onClose(() => this.runs.close());
-    this.readiness = new Readiness(core, { runShape: (selection) => this.runs.estimate(selection).estimate.shape, lockedValues: (environment) => this.selection.lockedValues(environment) });
-    this.dashboard = new Dashboard({ runs: this.runs, wandb: this.wandb, redactor: this.redactor });
+    this.readiness = new Readiness(core, { runShape: (selection) => {
+        const { estimate } = this.runs.estimate(selection);
+        return { ...estimate.shape, ...(estimate.prefills_per_group !== undefined ? { prefills_per_group: estimate.prefills_per_group } : {}) };
+      }, lockedValues: (environment) => this.selection.lockedValues(environment) });
+    this.dashboard = new Dashboard({ runs: this.runs, wandb: this.wandb, redactor: this.redactor, spend: () => spendAnswer(this.settings) });
   }
 
   /** Registers work to do at shutdown; closers run in reverse order of registration. */

@@ -32,6 +32,8 @@ export interface WireProxyOptions {
   recordFile: string;
   redactor: SecretRedactor;
   logger?: Logger;
+  /** Called with each completion exchange as it is recorded (what it cost is counted from its usage). */
+  onExchange?: (exchange: WireExchange) => void;
 }
 
 export interface WireProxy {
@@ -84,7 +86,8 @@ interface Upstream {
 }
 
 /** Forwards one request to the endpoint and its answer back; a completion exchange goes to `log`. */
-async function forward(req: IncomingMessage, res: ServerResponse, { url: upstream, agent }: Upstream, seq: number, log: ExchangeLog, logger: Logger | undefined): Promise<void> {
+async function forward(req: IncomingMessage, res: ServerResponse, { url: upstream, agent }: Upstream, seq: number, log: ExchangeLog, opts: WireProxyOptions): Promise<void> {
+  const { logger, onExchange } = opts;
   const at = new Date().toISOString();
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -97,7 +100,9 @@ async function forward(req: IncomingMessage, res: ServerResponse, { url: upstrea
   const out = send(target, { method: req.method, headers, agent }, (answer) => {
     const record = (kept: Buffer): void => {
       const facts = responseFacts(kept, answer.headers['content-type'], answer.headers['content-encoding']);
-      log.add({ seq, at, path: target.pathname, status: answer.statusCode ?? 0, ...requestFacts(body), ...facts });
+      const exchange = { seq, at, path: target.pathname, status: answer.statusCode ?? 0, ...requestFacts(body), ...facts };
+      log.add(exchange);
+      onExchange?.(exchange);
     };
     relay(answer, res, recorded ? record : undefined);
   });
@@ -123,7 +128,7 @@ export async function startWireProxy(opts: WireProxyOptions): Promise<WireProxy>
   const upstream = { url, agent: url.protocol === 'https:' ? new (nodeHttps().Agent)({ keepAlive: true }) : new (nodeHttp().Agent)({ keepAlive: true }) };
   const log = new ExchangeLog(opts);
   let nextSeq = 0;
-  const server = nodeHttp().createServer((req, res) => void forward(req, res, upstream, nextSeq++, log, opts.logger).catch(() => req.socket.destroy()));
+  const server = nodeHttp().createServer((req, res) => void forward(req, res, upstream, nextSeq++, log, opts).catch(() => req.socket.destroy()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

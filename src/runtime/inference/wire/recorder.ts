@@ -8,6 +8,7 @@
 import type { Logger } from '../../../core/logger.js';
 import type { SecretRedactor } from '../../../core/redact.js';
 import { startWireProxy } from './proxy.js';
+import type { WireExchange } from './exchanges.js';
 
 export interface WireRecording {
   /** The base_url to give the process: the recording proxy's, or the endpoint's own. */
@@ -43,13 +44,13 @@ function withLocalBypass(base: Record<string, string>): Record<string, string> {
 export async function recordWire(
   endpoint: string,
   recordFile: string,
-  services: { redactor: SecretRedactor; logger: Logger; processEnv: Readonly<Record<string, string | undefined>> },
+  services: { redactor: SecretRedactor; logger: Logger; processEnv: Readonly<Record<string, string | undefined>>; onExchange?: (exchange: WireExchange) => void },
 ): Promise<WireRecording> {
   if (viaEnvironmentProxy(endpoint, services.processEnv)) {
     const note = `# ${endpoint} is reached through the HTTP proxy of the environment: the exchanges are not recorded`;
     return { baseUrl: endpoint, recording: false, env: (base) => base, note, stop: async () => undefined };
   }
-  const proxy = await startWireProxy({ upstream: endpoint, recordFile, redactor: services.redactor, logger: services.logger });
+  const proxy = await startWireProxy({ upstream: endpoint, recordFile, redactor: services.redactor, logger: services.logger, ...(services.onExchange ? { onExchange: services.onExchange } : {}) });
   return {
     baseUrl: proxy.baseUrl,
     recording: true,

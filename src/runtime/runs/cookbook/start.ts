@@ -103,7 +103,9 @@ export function estimateCookbook(settings: Settings, selection: RunSelection): R
   if (steps.unknown !== undefined) unknown.push(steps.unknown);
   const maxTokens = value('max_tokens');
   const shape: RunShape = { model, total_steps: steps.steps, batch_size: value('groups_per_batch') * groupSize, group_size: groupSize, max_token_length: maxTokens };
+  // Each trajectory samples on its own (num_samples=1), so every sequence's prompt is prefilled.
   const bounds = {
+    prefillsPerGroup: groupSize,
     unmeasuredPrompt: {
       tokens: UNMEASURED_PROMPT_TOKENS,
       basis: `prompts assumed at ${UNMEASURED_PROMPT_TOKENS} tokens (no inference test measured this environment; a cookbook run sends whole prompts, none is dropped), every completion at max_tokens ${maxTokens}, trained whole`,

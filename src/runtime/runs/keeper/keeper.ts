@@ -26,7 +26,6 @@ import { isActive, isDamaged, type RunRecord } from '../seams/record.js';
 import { anyAlive, recordedProcesses, RunIndex } from '../registry/runIndex.js';
 import { RunStore } from '../registry/store.js';
 import { resumeRun } from '../resume.js';
-import { spentByOthers } from '../watching/runCost.js';
 import { RunSupervisor } from '../supervision/supervisor.js';
 import { RunUsage } from '../usage.js';
 import { KeeperPartner } from './partner.js';
@@ -75,7 +74,8 @@ function supervisorOf(k: Keeping, record: RunRecord): RunSupervisor {
       framework,
       placement: placementOf(record, settings),
       childEnvs: framework.childEnvironments(settings, record),
-      othersSpentUsd: (id) => spentByOthers(k.index.active(), id),
+      // Active, or stopped in the last minute: a reached cap stops every active run within a look or two.
+      activeRunIds: () => (k.index.refresh(), k.index.runs()).filter((r) => isActive(r.status) || (r.status === 'stopped' && Date.now() - Date.parse(r.ended_at ?? '') < 60_000)).map((r) => r.run_id),
       usage: k.usage,
     },
     record,

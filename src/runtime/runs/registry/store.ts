@@ -4,6 +4,7 @@
  * when the run is created and when it ends. Every server
  * sharing RL_HOME writes through `update`, a read-modify-write under a short lock file, so the
  * supervisor's status changes and another server's rate-limit stamp never overwrite each other.
+ * Each write also brings the run's spend to the spend ledger (ledger/ledger.ts).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +15,8 @@ import { realFileOfChild } from '../../../core/files/safePath.js';
 import { newId, recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunProcess, runsRoot } from '../../../core/files/home.js';
 import { FileLock } from '../../../core/os/fileLock.js';
 import { isEnded, type RunStatus } from '../../../core/runWords.js';
+import { ledgerOf } from '../../ledger/ledger.js';
+import { recordRunSpend } from '../watching/runCost.js';
 import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from '../seams/record.js';
 
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
@@ -30,7 +33,7 @@ export class RunStore {
   /** RL_HOME/runs */
   readonly root: string;
 
-  constructor(home: string) {
+  constructor(private readonly home: string) {
     this.root = runsRoot(home);
   }
 
@@ -166,6 +169,8 @@ export class RunStore {
       const before = entry === undefined || isDamaged(entry) ? undefined : entry.status;
       if (entry !== undefined && !isDamaged(entry) && mutate(entry) !== false && held) {
         this.whenRoom(mustWrite, () => writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1), flushedWhen(before!, entry.status)));
+        // Every change of a run's spend (a step, a billed figure, its end) passes here, whoever writes it.
+        recordRunSpend(ledgerOf(this.home), entry);
       }
       return entry;
     } finally {

@@ -57,8 +57,8 @@ export interface SupervisorContext {
   placement: Placement;
   /** The environment of each child (allow-listed; keys only where needed). */
   childEnvs: Partial<Record<RunProcess, Record<string, string>>>;
-  /** What the other active runs (any server's) spent so far, by their estimates (or billed, when more). */
-  othersSpentUsd(runId: string): number;
+  /** The runs active now, any server's: the window's spend is theirs alone when it holds nothing else. */
+  activeRunIds(): string[];
   /** Tinker's word on the run's usage, asked by the watchdog while the run trains. */
   usage: UsageSource;
 }

@@ -3,9 +3,11 @@
  * keeps what it saw in run.json, moves the phase from `waiting_for_data` to `training` once data
  * reaches the API, and judges health: a stall (no trainer step and no new data for
  * RL_STALL_SECONDS, twice that before the first step) is logged, and with RL_STALL_ACTION=stop it
- * ends the run as failed; a run whose estimated spend reached RL_MAX_RUN_COST_USD, or whose spend
- * with the other active runs' reached RL_MAX_TOTAL_COST_USD, ends stopped (spend: the estimate, or
- * what Tinker billed when more, asked again every RL_BILLING_REFRESH_SECONDS while the run trains).
+ * ends the run as failed; a run whose estimated spend reached RL_MAX_RUN_COST_USD, or once the spend
+ * ledger's window total (every run, evaluation and inference test of RL_HOME) reached
+ * RL_MAX_TOTAL_COST_USD, ends stopped (spend: the estimate, or what Tinker billed when more, asked
+ * again every RL_BILLING_REFRESH_SECONDS while the run trains; the run's own figure reaches the
+ * ledger with every write of its run.json, registry/store.ts).
  * The upstream trainer waits
  * for a batch for ever, so without this a run whose environment produces nothing stays "running"
  * while sampling is paid for.
@@ -15,7 +17,9 @@ import type { Settings } from '../../../core/settings.js';
 import { assessHealth } from '../watching/health.js';
 import type { RunFramework, RunObserver, Verdict } from '../seams/framework.js';
 import { now, type TrackedRun } from './trackedRun.js';
-import { budgetStop } from '../watching/runCost.js';
+import { budgetStop, recordRunSpend, type TotalBudget } from '../watching/runCost.js';
+import { budgetWindowOf } from '../../ledger/budget.js';
+import { ledgerOf } from '../../ledger/ledger.js';
 import type { RunRecord } from '../seams/record.js';
 import type { RunTinkerUsage } from '../../tinker/usage.js';
 
@@ -48,8 +52,8 @@ export class Watchdog {
       settings: Settings;
       logger: Logger;
       framework: RunFramework;
-      /** What the other active runs spent so far (estimates, or billed when more): the total budget is theirs and this run's. */
-      othersSpentUsd(runId: string): number;
+      /** The runs active now, any server's: the window's spend is said as theirs when it holds nothing else. */
+      activeRunIds(): string[];
       usage: UsageSource;
     },
     private readonly run: TrackedRun,
@@ -123,10 +127,21 @@ export class Watchdog {
       .finally(() => (this.asking = undefined));
   }
 
+  /** The campaign budget as the ledger's window holds it now; none without RL_MAX_TOTAL_COST_USD. */
+  private totalBudget(record: RunRecord): TotalBudget | undefined {
+    const { settings } = this.ctx;
+    const capUsd = settings.cost.maxTotalUsd;
+    if (capUsd === undefined) return undefined;
+    const window = budgetWindowOf(settings);
+    const ledger = ledgerOf(settings.home);
+    // This look's figure may not be written to run.json yet (writes are throttled): the ledger has it first.
+    recordRunSpend(ledger, record, this.ctx.logger);
+    return { capUsd, window, totals: ledger.totals(window), activeRunIds: new Set(this.ctx.activeRunIds()) };
+  }
+
   private judge(record: TrackedRun['record']): void {
     // Spend is an estimate from steps done: the run stops as soon as it says a budget is reached.
-    const { maxTotalUsd } = this.ctx.settings.cost;
-    const overBudget = budgetStop(record, maxTotalUsd === undefined ? 0 : this.ctx.othersSpentUsd(record.run_id), maxTotalUsd);
+    const overBudget = budgetStop(record, this.totalBudget(record));
     if (overBudget !== undefined) {
       this.close();
       this.ctx.logger.warn({ run_id: this.run.runId, reason: overBudget }, 'run stopped: budget reached');

@@ -8,12 +8,17 @@
 import type { Settings } from '../../../core/settings.js';
 import { budgetReached, budgetRefusal, ESTIMATED, type SpendSource, totalBudgetReached } from '../../cost/budget.js';
 import type { RunEstimate } from '../../cost/estimate.js';
-import { planOf, spendOf, type CostPlan } from '../../cost/spend.js';
+import { planOf, spendOf, spentTokens, type CostPlan, type RunProgress } from '../../cost/spend.js';
 import type { RunRecord } from '../seams/record.js';
 import { UserError } from '../../../core/errors.js';
 import type { RunSelection } from '../seams/framework.js';
 import { frameworkFor } from '../choice/frameworks.js';
 import type { Billed } from '../../tinker/billing.js';
+import type { BudgetWindow, LedgerEntry, WindowTotals } from '../../ledger/entries.js';
+import { budgetWindowOf, capReached, spentWords } from '../../ledger/budget.js';
+import { ledgerOf, type SpendLedger } from '../../ledger/ledger.js';
+import type { Logger } from '../../../core/logger.js';
+import { money } from '../../cost/money.js';
 
 export interface SelectionEstimate {
   estimate: RunEstimate;
@@ -33,7 +38,7 @@ export function estimateSelection(settings: Settings, selection: RunSelection, a
   }
 }
 
-/** What an active run is counted for against RL_MAX_TOTAL_COST_USD: its total estimate, or its spend when more. */
+/** What an active run is counted for against RL_MAX_TOTAL_COST_USD: its total estimate, or its spend when more (what of it is not spent yet is held for it). */
 function committed(record: RunRecord): number {
   const plan = record.cost;
   if (plan?.spend_scenario === undefined) return Math.max(0, spentForBudget(record)?.usd ?? 0);
@@ -41,9 +46,16 @@ function committed(record: RunRecord): number {
   return Math.max(total, spentForBudget(record)?.usd ?? 0);
 }
 
-/** Throws the refusal of a start whose estimate does not fit the budgets left by `active`. */
+/**
+ * Throws the refusal of a start whose estimate does not fit the budgets: what the ledger's window
+ * holds already, and the rest of the active runs' expected totals.
+ */
 export function refuseOverBudget(settings: Settings, estimate: RunEstimate, active: readonly RunRecord[]): void {
-  const refusal = budgetRefusal(estimate, settings.cost, active.map((r) => ({ run_id: r.run_id, usd: committed(r) })));
+  const window = budgetWindowOf(settings);
+  const totals = settings.cost.maxTotalUsd === undefined ? undefined : ledgerOf(settings.home).totals(window);
+  const inWindow = (id: string): number => totals?.by_id.find((s) => s.kind === 'run' && s.id === id)?.usd ?? 0;
+  const spent = totals && { usd: totals.total_usd, words: spentWords(totals, window) };
+  const refusal = budgetRefusal(estimate, settings.cost, active.map((r) => ({ run_id: r.run_id, usd: committed(r), spent_usd: inWindow(r.run_id) })), spent);
   if (refusal) throw refusal;
 }
 
@@ -54,9 +66,13 @@ export function planFor(settings: Settings, estimate: RunEstimate): CostPlan {
   return planOf(estimate, settings.cost.maxRunUsd, price, scenario);
 }
 
-function spendOfRecord(record: RunRecord): ReturnType<typeof spendOf> {
+function progressOf(record: RunRecord): RunProgress {
   const o = record.observed;
-  return record.cost && spendOf(record.cost, { steps: o?.steps_completed ?? 0, sequences: o?.sequences_trained, batches: o?.batch_tokens, total_steps: o?.total_steps, logged: o?.logged_tokens });
+  return { steps: o?.steps_completed ?? 0, sequences: o?.sequences_trained, batches: o?.batch_tokens, total_steps: o?.total_steps, logged: o?.logged_tokens };
+}
+
+function spendOfRecord(record: RunRecord): ReturnType<typeof spendOf> {
+  return record.cost && spendOf(record.cost, progressOf(record));
 }
 
 /** What Tinker billed, as answers show it beside the estimate: when it was asked. */
@@ -83,7 +99,7 @@ function spentForBudget(record: RunRecord): { usd: number; source: SpendSource }
   const estimated = spendOfRecord(record)?.spent_usd;
   const billed = record.tinker?.billed.usd ?? undefined;
   if (billed !== undefined && (estimated === undefined || billed > estimated)) {
-    return { usd: billed, source: { what: 'billed spend', basis: `Tinker's billing up to ${record.tinker?.billed.as_of ?? 'now'}, ${estimated === undefined ? 'with no estimate' : `above the estimate of $${estimated}`}` } };
+    return { usd: billed, source: { what: 'billed spend', basis: `Tinker's billing up to ${record.tinker?.billed.as_of ?? 'now'}, ${estimated === undefined ? 'with no estimate' : `above the estimate of ${money(estimated)}`}` } };
   }
   return estimated === undefined ? undefined : { usd: estimated, source: ESTIMATED };
 }
@@ -127,13 +143,48 @@ export function listedCost(record: RunRecord): ListedCost | undefined {
   };
 }
 
-/** Why the run must stop now: its spend reached its budget, or with `othersUsd` (the other active runs' spend) the total budget. */
-export function budgetStop(record: RunRecord, othersUsd: number, maxTotalUsd: number | undefined): string | undefined {
-  const spend = spentForBudget(record);
-  return spend && (budgetReached(spend.usd, record.cost?.budget_usd, spend.source) ?? totalBudgetReached(spend.usd, othersUsd, maxTotalUsd, spend.source));
+/** The campaign budget a running run is held to: the cap, its window, what the ledger's window holds, the active runs. */
+export interface TotalBudget {
+  capUsd: number;
+  window: BudgetWindow;
+  totals: WindowTotals;
+  activeRunIds: ReadonlySet<string>;
 }
 
-/** What the active runs other than `runId` spent so far: each one's estimate, or its billed spend when more. */
-export function spentByOthers(active: readonly RunRecord[], runId: string): number {
-  return active.reduce((sum, r) => sum + (r.run_id === runId ? 0 : (spentForBudget(r)?.usd ?? 0)), 0);
+/**
+ * Why the run must stop now: its spend reached its budget, or the ledger's window total reached
+ * RL_MAX_TOTAL_COST_USD (said as the active runs' spend when they are all the window holds); or one
+ * more step at the rate its spend is counted with would pass either, so a run stops before a step
+ * that would take it over (the window's total ends at most one step of the last run over the cap:
+ * runs supervised apart may each take their step).
+ */
+export function budgetStop(record: RunRecord, total?: TotalBudget): string | undefined {
+  const spend = spentForBudget(record);
+  const step = spendOfRecord(record)?.step_usd ?? 0;
+  const own = spend && budgetReached(spend.usd, record.cost?.budget_usd, spend.source, step);
+  if (own !== undefined || total === undefined) return own;
+  const { totals, capUsd } = total;
+  const mine = totals.by_id.find((s) => s.kind === 'run' && s.id === record.run_id)?.usd ?? 0;
+  if (spend && totals.by_id.every((s) => s.kind === 'run' && total.activeRunIds.has(s.id))) return totalBudgetReached(mine, totals.total_usd - mine, capUsd, spend.source, step);
+  const reached = capReached(totals, capUsd, total.window, step);
+  return reached && `${reached} (this run ${spend ? `${spend.source.what} ${money(mine)}` : 'no spend'}; the latest checkpoint is kept)`;
+}
+
+/** The run's figure for the ledger: its spend (the estimate, or what Tinker billed when more) and the tokens counted; none without a figure. */
+export function runLedgerEntry(record: RunRecord): Omit<LedgerEntry, 'at'> | undefined {
+  const forBudget = spentForBudget(record);
+  if (forBudget === undefined) return undefined;
+  const tokens = (record.cost && spentTokens(record.cost, progressOf(record))) ?? { prefill: 0, sample: 0, train: 0 };
+  return { kind: 'run', id: record.run_id, model: record.cost?.model ?? 'unknown', usd: forBudget.usd, tokens, basis: forBudget.source === ESTIMATED ? 'estimate' : 'billed' };
+}
+
+/** Writes the run's figure to the ledger when it moved; a failed write is logged and made good by the next. */
+export function recordRunSpend(ledger: SpendLedger, record: RunRecord, logger?: Logger): void {
+  const entry = runLedgerEntry(record);
+  if (entry === undefined) return;
+  try {
+    ledger.record(entry);
+  } catch (err) {
+    logger?.warn({ err, run_id: record.run_id }, "could not write the run's spend to the ledger");
+  }
 }

@@ -35,7 +35,7 @@ export const rlCheckpoints = defineTool({
         .optional()
         .describe('set_ttl / delete: what is kept'),
       steps: steps.optional().describe('set_ttl / delete: only these steps'),
-      ttl_seconds: zInt.min(1).nullable().optional().describe('set_ttl: seconds until Tinker deletes each; null: never'),
+      ttl_seconds: zInt.min(0).optional().describe('set_ttl: seconds until Tinker deletes each; 0: never'),
       step: zInt.min(0).optional().describe('export: default the latest'),
       publish: zBoolean.optional().describe('export: also make it public'),
       dry_run: zBoolean.optional().describe('set_ttl / delete: only show what would be done'),
@@ -70,6 +70,11 @@ export const rlCheckpoints = defineTool({
   modes: modesByAction({ list: ['limit'], set_ttl: ['keep', 'steps', 'ttl_seconds', 'dry_run'], delete: ['keep', 'steps', 'dry_run'], export: ['step', 'publish'] }),
   // Destructive: delete and set_ttl remove checkpoints on Tinker. Open world: it drives the Tinker service.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-  handler: (args, ctx) =>
-    checkpointsAction(ctx.runtime, { confirm: (message, field) => ctx.confirm(message, field), progress: (done, total, message) => ctx.progress(done, total, message) }, args),
+  // ttl_seconds 0 is Tinker's null (no expiry): said without null, which clients' schema conversions lose (docs/clients.md).
+  handler: ({ ttl_seconds, ...args }, ctx) =>
+    checkpointsAction(
+      ctx.runtime,
+      { confirm: (message, field) => ctx.confirm(message, field), progress: (done, total, message) => ctx.progress(done, total, message) },
+      { ...args, ...(ttl_seconds === undefined ? {} : { ttl_seconds: ttl_seconds === 0 ? null : ttl_seconds }) },
+    ),
 });

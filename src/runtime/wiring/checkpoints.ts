@@ -155,7 +155,7 @@ const FIELDS = {
 /** set_ttl / delete on the intermediate checkpoints. */
 async function actOnIntermediate(runtime: Runtime, asking: Asking, req: CheckpointsRequest, checkpoints: TinkerCheckpoint[], trained: string[]): Promise<CheckpointsAnswer> {
   const action = req.action as 'delete' | 'set_ttl';
-  if (action === 'set_ttl' && req.ttl_seconds === undefined) throw new UserError('set_ttl needs ttl_seconds: seconds until Tinker deletes each one (null removes an expiry).', { field: 'ttl_seconds' });
+  if (action === 'set_ttl' && req.ttl_seconds === undefined) throw new UserError('set_ttl needs ttl_seconds: seconds until Tinker deletes each one (0 removes an expiry).', { field: 'ttl_seconds' });
   const best = req.keep?.best === false ? undefined : await runtime.evaluations.bestCheckpoint(req.run_id);
   const { targets, kept } = planAction(checkpoints, { latest: req.keep?.latest !== false, best: best?.path, steps: req.keep?.steps ?? [], trained }, req.steps);
   const affected = { affected: capped(describePaths(targets.map((t) => t.path)), targets.length), affected_count: targets.length, affected_size_bytes: sum(targets), affected_monthly_cost_usd: monthlyUsd(sum(targets)), kept: kept.slice(0, SHOWN_KEPT), kept_count: kept.length };

@@ -217,7 +217,8 @@ export class HermesServer {
       if (typeof value !== 'string') throw new Error(`1 validation error for StdioServerParameters\nenv.${key}\n  Input should be a valid string [type=string_type, input_value=${JSON.stringify(value)}]`);
       env[key] = value;
     }
-    const transport = new StdioClientTransport({ command: which(this.entry.command, env.PATH), args: (this.entry.args ?? []).map(String), env, stderr: 'pipe' });
+    // Started where Hermes runs: here its user's home.
+    const transport = new StdioClientTransport({ command: which(this.entry.command, env.PATH), args: (this.entry.args ?? []).map(String), env, cwd: hermesEnv.HOME, stderr: 'pipe' });
     transport.stderr?.on('data', (chunk: Buffer) => appendFileSync(this.stderrLog, chunk));
     const client = new Client({ name: 'mcp', version: '0.1.0' }, { capabilities: { sampling: {} }, supportedProtocolVersions: ['2025-11-25'] });
     const timeout = (this.entry.connect_timeout ?? DEFAULT_CONNECT_TIMEOUT_S) * 1000;

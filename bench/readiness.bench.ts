@@ -2,7 +2,10 @@
  * rl_check_environment's offline checks on the bundled environments (the Atropos examples, the fake
  * cookbook's math_rl recipe and its verifiers gsm8k), each the wall time of one check with 5 items,
  * beside the floor of any check measured in the same run: an interpreter importing the framework's
- * base module and nothing else.
+ * base module and nothing else. The interpreter is a fake install's venv (test/helpers/fakeInstall.ts)
+ * with tinker-cookbook and the verifiers gsm8k environment installed as pip installs them: a
+ * verifiers environment is found among installed distributions, so a bare PYTHONPATH would offer
+ * no `cookbook:gsm8k`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,18 +13,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Runtime } from '../src/runtime/wiring/runtime.js';
 import { loadSettings } from '../src/runtime/config/settings.js';
-import { FAKE_COOKBOOK_PYTHONPATH, FAKE_PYTHONPATH, pythonOnPath } from '../test/helpers/tmp.js';
+import { makeFakeInstall } from '../test/helpers/fakeInstall.js';
 import type { BenchFigure } from './run.js';
 
 const ENVIRONMENTS = ['atropos:gsm8k', 'word_sort', 'countdown', 'math_rl', 'cookbook:gsm8k'];
 
 export default async function readinessBench(): Promise<BenchFigure[]> {
   const home = mkdtempSync(join(tmpdir(), 'rlmcp-bench-readiness-'));
-  const pythonPath = `${FAKE_PYTHONPATH}:${FAKE_COOKBOOK_PYTHONPATH}`;
-  const runtime = new Runtime(loadSettings({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PYTHONPATH: pythonPath, RL_HOME: join(home, 'rl'), LOG_LEVEL: 'silent' }));
+  const install = await makeFakeInstall({ dir: home, cookbook: true });
+  const runtime = new Runtime(loadSettings({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TINKER_ATROPOS_ROOT: install.root, RL_PYTHON: install.python, RL_HOME: join(home, 'rl'), LOG_LEVEL: 'silent' }));
   try {
     const floorStart = performance.now();
-    execFileSync(pythonOnPath(), ['-B', '-c', 'import atroposlib.envs.base'], { env: { PYTHONPATH: pythonPath } });
+    execFileSync(install.python, ['-B', '-c', 'import atroposlib.envs.base'], { env: {} });
     const floor = (performance.now() - floorStart) / 1000;
     const figures: BenchFigure[] = [];
     let total = 0;

@@ -50,7 +50,9 @@ const FORMATS: ClientFormat[] = [
   { client: 'Hermes', file: 'clients/hermes/config.yaml', topKey: 'mcp_servers', parse: parseYaml, variable: /^\$\{\w+\}$/, expand: hermesStyle, requiresType: false, cwd: '/' },
 ];
 
-const SETTINGS = /^(TINKER_ATROPOS_ROOT|TINKER_API_KEY|WANDB_API_KEY|OPENROUTER_API_KEY)$/;
+const SETTINGS = /^(TINKER_ATROPOS_ROOT|TINKER_API_KEY|WANDB_API_KEY|OPENROUTER_API_KEY|HERMES_HOME|RL_CLIENT)$/;
+/** Settings written as plain values: they hold no secret. */
+const PLAIN: Record<string, RegExp> = { RL_CLIENT: /^hermes$/ };
 /** A value that is plainly not a secret: a path to fill in, or a description of the key to paste. */
 const PLACEHOLDER = /^(\/absolute\/path\/to\/[\w./-]+|<your [^>]+>)$/;
 
@@ -66,7 +68,9 @@ function entryOf(format: ClientFormat): { config: any; entry: ServerEntry } {
   for (const arg of entry.args) assert.doesNotMatch(arg, /KEY|key=|\$\{/, `${format.client}: no secret or variable in args`);
   for (const [name, value] of Object.entries(entry.env ?? {})) {
     assert.match(name, SETTINGS, `${format.client}: env ${name}`);
-    assert.ok(format.variable.test(value) || PLACEHOLDER.test(value), `${format.client}: ${name}=${value} is a variable or a placeholder, never a secret`);
+    // Hermes's SDK does not start a server whose env holds a YAML number or boolean.
+    assert.equal(typeof value, 'string', `${format.client}: env ${name} is a string`);
+    assert.ok(format.variable.test(value) || PLACEHOLDER.test(value) || PLAIN[name]?.test(value), `${format.client}: ${name}=${value} is a variable or a placeholder, never a secret`);
   }
   return { config, entry };
 }
@@ -105,7 +109,12 @@ for (const format of FORMATS) {
       const input = (config.inputs as Array<Record<string, unknown>>).find((i) => i.id === 'tinker-api-key');
       assert.deepEqual({ type: input?.type, password: input?.password }, { type: 'promptString', password: true }, 'the key is asked for, hidden');
     }
-    if (format.client === 'Hermes') assert.equal(entry.timeout, 300, 'rl_test_inference may wait');
+    if (format.client === 'Hermes') {
+      assert.equal(entry.timeout, 300, 'rl_test_inference may wait');
+      // Hermes passes a server only its entry's env (and PATH, HOME...): the home of a profile too.
+      assert.equal(entry.env?.HERMES_HOME, '${HERMES_HOME}', 'the Hermes home reaches the server');
+      assert.equal(entry.env?.RL_CLIENT, 'hermes', 'answers fit Hermes (docs/clients.md)');
+    }
     await answersToolsList(format, entry);
   });
 }

@@ -149,33 +149,77 @@ test('a start over what RL_MAX_TOTAL_COST_USD leaves is refused with the figures
   assert.equal((await h.call('rl_list_runs')).json.total, 0);
 });
 
-test('over RL_CONFIRM_ABOVE_USD: a client that declines starts nothing, one that accepts starts the run, one that cannot be asked starts it directly', async (t) => {
-  const asking = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0' }, capabilities: { elicitation: {} } });
+/** The figure a refusal names and the argument it offers, checked against the message. */
+function refusedFigure(refused: { isError: boolean; json: Record<string, any> }, answer: string): number {
+  assert.equal(refused.isError, true, JSON.stringify(refused.json));
+  assert.equal(refused.json.started, false);
+  assert.equal(refused.json.confirmation, answer);
+  const figure = refused.json.confirm_with.confirm_cost_usd as number;
+  assert.equal(figure, refused.json.cost_estimate.total_usd.high.usd, 'the figure is the estimate (high bound: no inference test yet)');
+  assert.match(refused.json.error, /^Not started: the cost was not confirmed \(/);
+  assert.ok(refused.json.error.includes(`an estimated high-bound cost of $${figure} `), refused.json.error);
+  assert.ok(refused.json.error.includes(`call rl_start_training again with the same arguments plus confirm_cost_usd: ${figure};`), refused.json.error);
+  assert.doesNotMatch(refused.json.error, /user declined|user did not/, 'nobody may have been asked');
+  return figure;
+}
+
+test('over RL_CONFIRM_ABOVE_USD, a client without elicitation (Hermes): refused with the estimate and the argument that confirms it; starts once called with it', async (t) => {
+  const h = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0.01' } });
+  const refused = await h.call('rl_start_training');
+  const figure = refusedFigure(refused, 'unsupported');
+  assert.ok(figure > 0.01);
+  assert.match(refused.json.error, /this client cannot ask its user: it declared no elicitation/);
+  assert.equal((await h.call('rl_list_runs')).json.total, 0, 'no run was created');
+
+  const dry = await h.call('rl_start_training', { dry_run: true });
+  assert.equal(dry.isError, false, 'a dry run spends nothing and is not refused');
+  assert.match(dry.json.message, new RegExp(`the start needs the user's yes or confirm_cost_usd >= ${figure}`));
+
+  const low = await h.call('rl_start_training', { confirm_cost_usd: figure / 2 });
+  refusedFigure(low, 'too_low');
+  assert.match(low.json.error, new RegExp(`confirm_cost_usd=\\$${figure / 2} is below the estimate`));
+  assert.equal((await h.call('rl_list_runs')).json.total, 0);
+
+  const started = await h.call('rl_start_training', { confirm_cost_usd: figure });
+  assert.equal(started.isError, false, JSON.stringify(started.json));
+  assert.equal(started.json.status, 'starting');
+  await h.call('rl_stop_training', { run_id: started.json.run_id });
+  assert.equal(record(h, started.json.run_id).status, 'stopped');
+});
+
+test('over RL_CONFIRM_ABOVE_USD, a client with elicitation: a yes starts; a decline (what headless Claude Code answers unasked), a cancel or a question it cannot show is refused with the figure, and confirm_cost_usd starts without asking again', async (t) => {
+  const h = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0.01' }, capabilities: { elicitation: {} } });
   const questions: string[] = [];
-  let reply: 'decline' | 'accept' = 'decline';
-  asking.client.setRequestHandler('elicitation/create', (request) => {
+  let reply: 'accept' | 'decline' | 'cancel' | 'fail' = 'decline';
+  h.client.setRequestHandler('elicitation/create', (request) => {
     questions.push(request.params.message);
-    return reply === 'accept' ? { action: 'accept', content: { start: true } } : { action: 'decline' };
+    if (reply === 'fail') throw new Error('this client cannot show a form here');
+    return reply === 'accept' ? { action: 'accept', content: { start: true } } : { action: reply };
   });
-  const declined = await asking.call('rl_start_training');
-  assert.equal(declined.isError, true);
-  assert.match(declined.json.error, /^Not started: the user declined the cost/);
-  assert.equal(declined.json.started, false);
+  const declined = await h.call('rl_start_training');
+  const figure = refusedFigure(declined, 'decline');
+  assert.match(declined.json.error, /the client answered the question "decline", which a client with nobody to ask \(such as headless Claude Code\) also answers/);
   assert.match(questions[0]!, /^Start training gsm8k on Qwen\/Qwen3-8B\? This is an estimated high-bound cost of \$[\d.]+ .*These are estimates, not charges\.$/);
-  assert.equal((await asking.call('rl_list_runs')).json.total, 0, 'no run was created');
+  for (const answer of ['cancel', 'fail'] as const) {
+    reply = answer;
+    const refused = await h.call('rl_start_training');
+    refusedFigure(refused, 'cancel');
+    assert.match(refused.json.error, /the question was cancelled or not answered/);
+  }
+  assert.equal(questions.length, 3);
+  assert.equal((await h.call('rl_list_runs')).json.total, 0, 'no run was created');
+
+  reply = 'decline';
+  const confirmed = await h.call('rl_start_training', { confirm_cost_usd: figure });
+  assert.equal(confirmed.isError, false, JSON.stringify(confirmed.json));
+  assert.equal(questions.length, 3, 'the confirmed figure is not asked about again');
+  await h.call('rl_stop_training', { run_id: confirmed.json.run_id });
 
   reply = 'accept';
-  const accepted = await asking.call('rl_start_training');
+  const accepted = await h.call('rl_start_training');
   assert.equal(accepted.isError, false, JSON.stringify(accepted.json));
-  assert.equal(questions.length, 2);
-  await asking.call('rl_stop_training', { run_id: accepted.json.run_id });
-
-  const plain = await runServer(t, { env: { RL_CONFIRM_ABOVE_USD: '0' } });
-  const direct = await plain.call('rl_start_training');
-  assert.equal(direct.isError, false, JSON.stringify(direct.json));
-  assert.equal(direct.json.cost_estimate.estimate, true);
-  await plain.call('rl_stop_training', { run_id: direct.json.run_id });
-  assert.equal(record(plain, direct.json.run_id).status, 'stopped');
+  assert.equal(questions.length, 4);
+  await h.call('rl_stop_training', { run_id: accepted.json.run_id });
 });
 
 test('the campaign budget counts ended runs: a first run spends over half of it, a second that fits is stopped at the cap, a third is refused with the figures; the ledger holds their spends', async (t) => {

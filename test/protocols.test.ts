@@ -106,7 +106,7 @@ async function workflow(s: Session, legacy: boolean): Promise<void> {
 
   const declined = await s.call('rl_start_training');
   assert.equal(declined.isError, true);
-  assert.match(declined.json.error, /^Not started: the user declined the cost/);
+  assert.match(declined.json.error, /^Not started: the cost was not confirmed \(the client answered the question "decline"/);
   const started = await s.call('rl_start_training');
   assert.equal(started.isError, false, JSON.stringify(started.json));
   assert.equal(started.json.config.group_size, 8, 'the edit reached the run');

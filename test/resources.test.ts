@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, ProtocolError, type ReadResourceResult } from '@modelcontextprotocol/client';
-import { McpServer } from '@modelcontextprotocol/server';
+import { McpServer, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { registerResources } from '../src/resources/index.js';
 import { DEFAULT_WINDOW_BYTES } from '../src/resources/window.js';
 import { ChangeWatcher } from '../src/core/files/watch.js';
-import { connectInMemory } from './helpers/client.js';
+import { SessionTap } from '../src/server/sessionTap.js';
+import { connectInMemory, connectStdio } from './helpers/client.js';
 import { tempDir } from './helpers/tmp.js';
 
 const SECRET = 'tml-resources-secret-7f3a9c';
@@ -448,5 +449,59 @@ describe('change watcher without fs.watch', () => {
     await waitFor(() => changes === 1, 'the change made right after the answer');
     stop();
     watcher.close();
+  });
+});
+
+describe('2026-07-28 subscriptions/listen (answered by the SDK under src/server/sessionTap.ts)', () => {
+  const listen = (id: number, uri: string) => ({ jsonrpc: '2.0' as const, id, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: [uri] }, _meta: { [PROTOCOL_VERSION_META_KEY]: '2026-07-28' } } });
+
+  it('a listen reaches the SDK, which acknowledges it at once, only when its watch has its baseline; later messages wait behind it, in order', async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const tap = new SessionTap(serverSide, pino({ level: 'silent' }));
+    let baselineTaken!: () => void;
+    const subscribing: string[] = [];
+    await tap.follow({
+      subscribe: (uri) => {
+        subscribing.push(uri);
+        return new Promise<void>((resolve) => (baselineTaken = resolve));
+      },
+      unsubscribe: () => undefined,
+    });
+    const reached: string[] = [];
+    tap.onmessage = (message) => void reached.push((message as { method: string }).method);
+    await tap.start();
+    await clientSide.start();
+    const uri = 'rl://runs/c0ffee00/logs/trainer';
+    await clientSide.send(listen(7, uri));
+    await clientSide.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+    // Every message already sent has been handed on by now unless something holds it.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(subscribing, [uri], 'the watch is being set up');
+    assert.deepEqual(reached, [], 'the SDK has not seen the listen while the baseline is taken');
+    baselineTaken();
+    await waitFor(() => reached.length === 2, 'both messages handed on');
+    assert.deepEqual(reached, ['subscriptions/listen', 'notifications/cancelled']);
+    await tap.close();
+  });
+
+  it('the built server over stdio: a 2026-07-28 client that appends to the log the moment its listen is acknowledged is notified', async () => {
+    const home = tempDir('rlmcp-listen-home-');
+    const dir = writeRun(home, 'c0ffee00');
+    const h = await connectStdio({ RL_HOME: home }, { protocol: '2026-07-28' });
+    const updates: string[] = [];
+    h.client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params.uri));
+    const uri = 'rl://runs/c0ffee00/logs/trainer';
+    // One append, as the acknowledgement comes off the pipe, before the SDK client has parsed it (the
+    // transport's child process is not public API: a test reaching in, to be as quick as a client can be).
+    const stdout = (h.transport as unknown as { _process: { stdout: NodeJS.ReadableStream } })._process.stdout;
+    let appended = false;
+    stdout.prependListener('data', (chunk: Buffer) => {
+      if (appended || !chunk.toString().includes('notifications/subscriptions/acknowledged')) return;
+      appended = true;
+      appendFileSync(join(dir, 'trainer.log'), 'Step 2/10\n');
+    });
+    await h.client.listen({ resourceSubscriptions: [uri] });
+    await waitFor(() => updates.includes(uri), 'the update of the one append', 60_000);
+    await h.close();
   });
 });

@@ -91,8 +91,14 @@ test('a stage that never becomes ready fails at its deadline, naming the stage a
   const r = await waitForRun(h, id, 'failed and cleaned up', (x) => x.status === 'failed' && allExited(x));
   assert.match(r.error!, /^Start-up stage 'trainer' timed out after 2 s/);
   assert.match(r.error!, /RL_TRAINER_READY_TIMEOUT_SECONDS/);
+  // How far the trainer got before its deadline depends on the machine (a Python start-up at load 10
+  // takes more than 2 s): the tail shown is the end of its log as the run left it, whatever that holds.
   const status = await h.call('rl_check_status', { run_id: id });
-  assert.match(status.json.log_tail, /Initial sampling client created: tinker:\/\//);
+  const tail = status.json.log_tail as string;
+  const log = readFileSync(r.logs.trainer, 'utf8').trimEnd();
+  assert.equal(typeof tail, 'string');
+  assert.ok(log.endsWith(tail.trimEnd()), `the tail is the end of the trainer log:\n${tail}\n---\n${log}`);
+  assert.equal(tail.trim() === '', log === '', 'the tail is empty only when the log is');
   assert.equal(status.json.processes.env.state, 'not_started');
   assert.deepEqual(leftovers([h.install.root, h.home]), []);
 });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { connectInMemory } from './helpers/client.js';
 import { makeFakeInstall, type FakeInstall } from './helpers/fakeInstall.js';
 import { hourBucket, type BillingRow, type FakeTinker } from './helpers/fakeTinker.js';
 import { filesUnder, leftovers, record, runServer, runsTinker, TINKER_KEY, waitForRun, waitUntil, type RunServer } from './helpers/runs.js';
@@ -108,7 +109,7 @@ test('billed usage, checkpoints and the key: one run on the fake Tinker, asked t
     assert.ok(tinker.calls('get_billing_usage').length >= 1);
   });
 
-  await t.test('rl_checkpoints lists, expires and deletes the intermediate checkpoints, keeping the latest; a decline deletes nothing', async () => {
+  await t.test('rl_checkpoints lists, expires and deletes the intermediate checkpoints, keeping the latest; a decline or a client that cannot ask deletes nothing until confirm_affected names them', async () => {
     const list = (await call('rl_checkpoints', { run_id: run.id, action: 'list' })).json;
     assert.equal(list.checkpoints_total, 4);
     assert.deepEqual(list.checkpoints.map((c: { step: number; kind: string }) => [c.step, c.kind]), [[0, 'sampler'], [1, 'sampler'], [2, 'sampler'], [3, 'sampler']]);
@@ -129,14 +130,29 @@ test('billed usage, checkpoints and the key: one run on the fake Tinker, asked t
     assert.deepEqual(tinker.calls('delete_checkpoint_from_tinker_path'), [], 'a decline deletes nothing');
     assert.equal((await call('rl_checkpoints', { run_id: run.id, action: 'list' })).json.checkpoints_total, 4);
 
-    asked.reply = 'accept';
-    const deleted = (await call('rl_checkpoints', { run_id: run.id, action: 'delete' })).json;
-    assert.deepEqual([deleted.done, deleted.confirmation, deleted.affected, deleted.affected_count], [true, 'accept', [`${runPrefix}{0..2}`], 3]);
+    // A decline may come from a client with nobody to ask: the answer says how to confirm, never that a user declined.
+    assert.match(declined.message, /^Nothing was deleted: not confirmed \(the client answered the question "decline".*call again with the same arguments plus confirm_affected set to affected; if the user said no, do not\.$/);
+
+    // A client without elicitation (Hermes) on the same RL_HOME: refused until the call names exactly what it deletes.
+    const plain = await connectInMemory(h.env);
+    const unasked = (await plain.call('rl_checkpoints', { run_id: run.id, action: 'delete' })).json;
+    assert.deepEqual([unasked.done, unasked.confirmation, unasked.affected], [false, 'unsupported', [`${runPrefix}{0..2}`]]);
+    assert.match(unasked.message, /^Nothing was deleted: not confirmed \(this client cannot ask its user: it declared no elicitation\)\. .*confirm_affected set to affected/);
+    const other = (await plain.call('rl_checkpoints', { run_id: run.id, action: 'delete', confirm_affected: [`${runPrefix}{0..1}`] })).json;
+    assert.deepEqual([other.done, other.confirmation], [false, 'not_asked']);
+    assert.match(other.message, /confirm_affected does not name exactly what this call acts on now/);
+    assert.deepEqual(tinker.calls('delete_checkpoint_from_tinker_path'), [], 'nothing deleted without the exact confirmation');
+    const questionsBefore = asked.questions.length;
+    const deleted = (await plain.call('rl_checkpoints', { run_id: run.id, action: 'delete', confirm_affected: unasked.affected })).json;
+    assert.deepEqual([deleted.done, deleted.confirmation, deleted.affected, deleted.affected_count], [true, 'argument', [`${runPrefix}{0..2}`], 3]);
+    assert.equal(asked.questions.length, questionsBefore);
+    await plain.close();
     assert.deepEqual(tinker.calls('delete_checkpoint_from_tinker_path').map((c) => c.args.tinker_path), intermediate);
     const after = (await call('rl_checkpoints', { run_id: run.id, action: 'list' })).json;
     assert.deepEqual(after.checkpoints.map((c: { path: string }) => c.path), [run.latest]);
     assert.equal((await call('rl_get_results', { run_id: run.id })).json.storage.checkpoints, 1);
 
+    asked.reply = 'accept';
     const exported = (await call('rl_checkpoints', { run_id: run.id, action: 'export', publish: true })).json;
     assert.equal(exported.path, run.latest);
     assert.match(exported.url, /^https:\/\/storage\.fake-tinker\.invalid\/archives\//);

@@ -133,6 +133,13 @@ export interface Settings {
   /** TINKER_BASE_URL and TINKER_PROJECT_ID, as Tinker's SDK reads them: given to whatever runs the SDK with the key. */
   tinkerSdk: { baseUrl?: string; projectId?: string };
   logLevel: string;
+  /**
+   * RL_CLIENT: `hermes` fits Hermes Agent, which shows the model a result's text and
+   * structuredContent side by side and counts every isError toward a breaker that stops calling
+   * the server: answers are structuredContent alone, refusals a model can fix are not isError, and
+   * tools/list carries no outputSchema (its SDK would reject a refusal's structuredContent).
+   */
+  client: 'generic' | 'hermes';
   locked: LockedValues;
   /**
    * What the operator's RL_MCP_CONFIG `locked` sections set themselves (minus `unlocked`), without

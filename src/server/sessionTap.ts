@@ -12,8 +12,12 @@
  * run's status) only while someone follows it. This transport sits under the SDK, reads each listen
  * going in and its end (a `notifications/cancelled` naming it, or the connection closing), and
  * subscribes and unsubscribes the URIs on the server's resources as resources/subscribe would.
- * What it cannot do is refuse a URI (the acknowledgement is the SDK's): one the resources refuse
- * (not a resource of ours, over the limit) is logged and never notified.
+ * The SDK acknowledges a listen at once, and a client may append to the log right after: so a listen
+ * reaches the SDK only once its watches have their baseline (what they compare against), and every
+ * later message waits behind it, in order. Otherwise a change made right after the acknowledgement
+ * is part of the baseline and never reported. What it cannot do is refuse a URI (the
+ * acknowledgement is the SDK's): one the resources refuse (not a resource of ours, over the limit)
+ * is logged and never notified.
  */
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { PROTOCOL_VERSION_META_KEY, ProtocolErrorCode } from '@modelcontextprotocol/server';
@@ -59,16 +63,21 @@ export class SessionTap implements Transport {
   /** How many open listens follow each URI. */
   private readonly followers = new Map<string, number>();
   private target?: Followed;
+  /** Where the messages handed to the SDK have got to: each goes after the one before. */
+  private delivered: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly inner: Transport,
     private readonly logger: Logger,
   ) {}
 
-  /** The resources of the server now serving (the SDK may replace the first one): every followed URI is subscribed there. */
-  follow(target: Followed): void {
+  /**
+   * The resources of the server now serving (the SDK may replace the first one): every followed URI
+   * is subscribed there, settled when their watches have their baseline.
+   */
+  async follow(target: Followed): Promise<void> {
     this.target = target;
-    for (const uri of this.followers.keys()) this.subscribe(uri);
+    await Promise.all([...this.followers.keys()].map((uri) => this.subscribe(uri)));
   }
 
   async start(): Promise<void> {
@@ -79,12 +88,14 @@ export class SessionTap implements Transport {
         this.inner.send(error).catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
         return;
       }
-      this.observe(message as Message);
-      this.onmessage?.(message, extra);
+      this.delivered = this.delivered.then(async () => {
+        await this.observe(message as Message);
+        this.onmessage?.(message, extra);
+      }).catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
     };
     this.inner.onclose = () => {
       for (const id of [...this.listens.keys()]) this.end(id);
-      this.onclose?.();
+      void this.delivered.then(() => this.onclose?.());
     };
     this.inner.onerror = (error) => this.onerror?.(error);
     await this.inner.start();
@@ -98,17 +109,19 @@ export class SessionTap implements Transport {
     return this.inner.close();
   }
 
-  private observe(message: Message): void {
+  /** Settled when the message may go on to the SDK: a listen once the URIs it adds are watched. */
+  private async observe(message: Message): Promise<void> {
     // Only a 2026-07-28 listen (the envelope names its protocol version) is served by the SDK.
     if (message.method === 'subscriptions/listen' && message.id !== undefined && message.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined) {
       if (this.listens.has(message.id)) return;
       const uris = listenedUris(message);
       this.listens.set(message.id, uris);
-      for (const uri of uris) {
+      const added = uris.filter((uri) => {
         const count = this.followers.get(uri) ?? 0;
         this.followers.set(uri, count + 1);
-        if (count === 0) this.subscribe(uri);
-      }
+        return count === 0;
+      });
+      await Promise.all(added.map((uri) => this.subscribe(uri)));
     } else if (message.method === 'notifications/cancelled' && message.id === undefined && message.params?.requestId !== undefined) {
       this.end(message.params.requestId);
     }
@@ -132,7 +145,8 @@ export class SessionTap implements Transport {
     }
   }
 
-  private subscribe(uri: string): void {
-    this.target?.subscribe(uri).catch((err: unknown) => this.logger.warn({ uri, err: err instanceof Error ? err.message : String(err) }, 'a followed resource is not watched'));
+  /** Before the SDK has built a server there is nothing to subscribe on: follow() does it then. */
+  private async subscribe(uri: string): Promise<void> {
+    await this.target?.subscribe(uri).catch((err: unknown) => this.logger.warn({ uri, err: err instanceof Error ? err.message : String(err) }, 'a followed resource is not watched'));
   }
 }

@@ -19,11 +19,12 @@ export async function serveStdio(settings: Settings): Promise<void> {
   const { logger } = runtime;
   const tap = new SessionTap(new StdioServerTransport(), logger);
   // The entry builds a server for the era the session opens in (a second one if a 2026 opening
-  // turns out to be a 2025 client); each gets the subscriptions its listens hold.
+  // turns out to be a 2025 client); each gets the subscriptions its listens hold, watched before
+  // the SDK answers the message that made it build one (a listen may be the first).
   const session = serveSdkStdio(
-    () => {
+    async () => {
       const { server, resources } = createServer(runtime);
-      tap.follow(resources);
+      await tap.follow(resources);
       return server;
     },
     { transport: tap, onerror: (err) => logger.debug({ err: err.message }, 'protocol error') },

@@ -99,6 +99,9 @@ function unknownArgument(root: Schema, issue: z.core.$ZodIssueUnrecognizedKeys):
   return { error: `Unknown argument '${issue.keys.slice(0, 3).map(echoed).join("', '")}'${more}: this tool does not take it.`, field: fieldPath([...issue.path, issue.keys[0]!]), expected };
 }
 
+/** An array under its minimum: with a minimum of 1 it is empty, which is said as such (`steps: []`). */
+const fewItems = (min: number): string => (min === 1 ? 'it is empty; give at least 1 item or leave it out' : `it has fewer than ${min} items`);
+
 /** One issue of a failed parse, as the caller reads it; `root` is the input's JSON Schema. */
 function issueError(root: Schema, issue: z.core.$ZodIssue): ArgumentError {
   if (issue.code === 'unrecognized_keys') return unknownArgument(root, issue);
@@ -113,7 +116,7 @@ function issueError(root: Schema, issue: z.core.$ZodIssue): ArgumentError {
   const expected = at ? describeSchema(at) : issue.message;
   const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
   // zod's own text for a union no member accepts is a bare "Invalid input"; a schema's own message says more.
-  const what = missing ? 'it is required' : issue.message === 'Invalid input' ? `not ${expected}` : issue.message;
+  const what = missing ? 'it is required' : issue.code === 'too_small' && issue.origin === 'array' ? fewItems(Number(issue.minimum)) : issue.message === 'Invalid input' ? `not ${expected}` : issue.message;
   return { error: `Invalid argument '${name}': ${what}.`, field, expected };
 }
 

@@ -1,7 +1,9 @@
 /**
  * Asking the user before spending: a form with one yes/no field, only for a client that declared
- * elicitation. A client without it is never asked (its call goes on as before). Each protocol
- * generation has its own way of asking:
+ * elicitation. A client without it is never asked (`unsupported`); the tool then refuses with the
+ * argument that confirms instead (costs.ts), as it does for any answer but a yes, since a client
+ * with nobody to ask (headless Claude Code) answers for its user. Each protocol generation has its
+ * own way of asking:
  * - 2025 (initialize): the server sends `elicitation/create` while the call waits; an unanswered
  *   question (timeout, cancelled call, a client error) counts as "not confirmed".
  * - 2026-07-28: the call answers `input_required` with the question, the client asks the user and

@@ -90,6 +90,24 @@ export function errorResult(runtime: Runtime, error: string, hints: Record<strin
   return { isError: true, content: [{ type: 'text', text: textResult({ error, ...hints }, runtime) }] };
 }
 
+/**
+ * A JSON answer (`text` is its redacted serialization): structuredContent and the same JSON as
+ * text, or for RL_CLIENT=hermes structuredContent alone, since Hermes shows the model both.
+ */
+function jsonResult(runtime: Runtime, text: string): CallToolResult {
+  const structured = JSON.parse(text) as Record<string, unknown>;
+  return runtime.settings.client === 'hermes' ? { content: [], structuredContent: structured } : { content: [{ type: 'text', text }], structuredContent: structured };
+}
+
+/**
+ * A refusal the caller can act on by changing its call (a bad argument, a missing key, a run in
+ * the wrong state): isError, except for RL_CLIENT=hermes, where every isError counts toward the
+ * breaker that stops Hermes calling the server (docs/clients.md): there it is an answer.
+ */
+export function refusalResult(runtime: Runtime, error: string, hints: Record<string, unknown> = {}): CallToolResult {
+  return runtime.settings.client === 'hermes' ? jsonResult(runtime, textResult({ error, ...hints }, runtime)) : errorResult(runtime, error, hints);
+}
+
 /** The context of a call: progress and the user's confirmation go through the request that made it. */
 export function callContext(runtime: Runtime, ctx: ServerContext, server?: Server): ToolContext {
   const token = ctx.mcpReq._meta?.progressToken;
@@ -110,14 +128,13 @@ export async function answering(tool: ToolDefinition, runtime: Runtime, produce:
     const value = await produce();
     // Redact once on the serialized form so text and structuredContent carry the same JSON.
     const text = textResult(value, runtime);
-    const structured = JSON.parse(text) as Record<string, unknown>;
     // An answer that breaks its own schema is our bug: said as one, not sent for the client to reject.
-    const checked = tool.output.safeParse(structured);
+    const checked = tool.output.safeParse(JSON.parse(text));
     if (!checked.success) throw new Error(`its answer does not match its output schema: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    return { content: [{ type: 'text', text }], structuredContent: structured };
+    return jsonResult(runtime, text);
   } catch (err) {
     if (err instanceof ConfirmationNeeded) return err.result;
-    if (err instanceof UserError) return errorResult(runtime, err.message, err.hints);
+    if (err instanceof UserError) return refusalResult(runtime, err.message, err.hints);
     if (isDiskFull(err)) {
       runtime.logger.warn({ err, tool: tool.name }, "RL_HOME's file system is full");
       const full = diskFullError(runtime.settings.home);

@@ -10,7 +10,7 @@
 import { type CallToolResult, type InputRequiredResult, type McpServer, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import type { Runtime } from '../runtime/wiring/runtime.js';
 import { argumentProblems, echoed, inapplicableArguments, refusal, type Schema } from './argumentErrors.js';
-import { errorResult, runTool } from './define.js';
+import { errorResult, refusalResult, runTool } from './define.js';
 import { toolCatalog } from './catalog.js';
 import { toolsShownTo } from '../server/apps.js';
 import { requestCapabilities } from '../server/clientCapabilities.js';
@@ -33,10 +33,16 @@ export function countElements(value: unknown, max: number): number {
   return count;
 }
 
+function withoutOutputSchema({ outputSchema: _, ...tool }: Tool): Tool {
+  return tool;
+}
+
 /** `tasks` runs the calls that become tasks (tasks.ts). */
 export function registerTools(server: McpServer, runtime: Runtime, tasks: Tasks): void {
   // App-only tools are for MCP Apps views: a client that does not render them never sees them.
-  const shownTools = (ctx: ServerContext): Tool[] => toolsShownTo([...toolCatalog().values()].map((e) => e.listed), requestCapabilities(server.server, ctx));
+  // Hermes's SDK checks a result's structuredContent against outputSchema, which a refusal answered without isError breaks (define.ts).
+  const listed = [...toolCatalog().values()].map((e) => (runtime.settings.client === 'hermes' ? withoutOutputSchema(e.listed) : e.listed));
+  const shownTools = (ctx: ServerContext): Tool[] => toolsShownTo(listed, requestCapabilities(server.server, ctx));
 
   // The tool set never changes while the server runs: no listChanged.
   server.server.registerCapabilities({ tools: {} });
@@ -49,7 +55,7 @@ export function registerTools(server: McpServer, runtime: Runtime, tasks: Tasks)
       return errorResult(runtime, `Unknown tool '${echoed(name)}'.`, { field: 'name', expected: `one of: ${shown.map((t) => t.name).join(', ')}` });
     }
     if (countElements(args, MAX_ARGUMENT_ELEMENTS) > MAX_ARGUMENT_ELEMENTS) {
-      return errorResult(runtime, `The arguments are too large: more than ${MAX_ARGUMENT_ELEMENTS} array elements and object members in all.`, {
+      return refusalResult(runtime, `The arguments are too large: more than ${MAX_ARGUMENT_ELEMENTS} array elements and object members in all.`, {
         field: '(arguments)',
         expected: `at most ${MAX_ARGUMENT_ELEMENTS} elements`,
       });
@@ -62,7 +68,7 @@ export function registerTools(server: McpServer, runtime: Runtime, tasks: Tasks)
     ];
     if (!parsed.success || problems.length > 0) {
       const { error, ...hints } = refusal(problems);
-      return errorResult(runtime, error, hints);
+      return refusalResult(runtime, error, hints);
     }
     // The extension's CreateTaskResult is not among the SDK's tools/call result types.
     if (tool.task && declaresTasks(ctx)) return (await tasks.start(tool, parsed.data)) as CallToolResult;

@@ -20,7 +20,7 @@ export const rlCheckpoints = defineTool({
   name: 'rl_checkpoints',
   title: "Manage a run's checkpoints on Tinker",
   description:
-    "A run's checkpoints on Tinker and what keeping them costs. action list; set_ttl or delete: the intermediate checkpoints (never the run's trained weights, the best by rl_evaluate or keep.steps; the user is asked first, dry_run previews); export: a download URL of one checkpoint. Delete cannot be undone.",
+    "A run's checkpoints on Tinker and what keeping them costs. action list; set_ttl or delete: the intermediate checkpoints (never the run's trained weights, the best by rl_evaluate or keep.steps; confirmed by the user or confirm_affected, dry_run previews); export: a download URL of one checkpoint. Delete cannot be undone.",
   input: z
     .object({
       run_id: runIdInput,
@@ -34,12 +34,13 @@ export const rlCheckpoints = defineTool({
         .strict()
         .optional()
         .describe('set_ttl / delete: what is kept'),
-      steps: steps.optional().describe('set_ttl / delete: only these steps'),
-      ttl_seconds: zInt.min(1).nullable().optional().describe('set_ttl: seconds until Tinker deletes each; null: never'),
+      steps: steps.min(1).optional().describe('set_ttl / delete: only these steps'),
+      ttl_seconds: zInt.min(0).optional().describe('set_ttl: seconds until Tinker deletes each; 0: never'),
       step: zInt.min(0).optional().describe('export: default the latest'),
       publish: zBoolean.optional().describe('export: also make it public'),
       dry_run: zBoolean.optional().describe('set_ttl / delete: only show what would be done'),
       limit: zInt.min(1).max(100).optional().describe('list: the newest N (default 50)'),
+      confirm_affected: z.array(zString.max(6000)).min(1).max(100).optional().describe('set_ttl / delete: confirms acting on exactly these (`affected` as answered)'),
     })
     .strict(),
   output: z.object({
@@ -53,7 +54,7 @@ export const rlCheckpoints = defineTool({
     shown: zInt.optional(),
     best: z.object({ path: zString, label: zString, score: zNumber, eval_id: zString }).optional().describe('The best checkpoint by rl_evaluate'),
     done: zBoolean.optional().describe('Whether anything was changed'),
-    confirmation: z.enum(['accept', 'decline', 'cancel', 'unsupported', 'not_asked']).optional().describe('The user\'s answer; unsupported: the client cannot be asked'),
+    confirmation: z.enum(['accept', 'decline', 'cancel', 'unsupported', 'not_asked', 'argument']).optional().describe('The client\'s answer; unsupported: it cannot ask; argument: confirm_affected'),
     affected: z.array(zString).optional().describe('Exactly the paths acted on (or that would be), step_{a..b} meaning each step from a to b'),
     affected_count: zInt.optional(),
     affected_size_bytes: zNumber.optional(),
@@ -67,9 +68,14 @@ export const rlCheckpoints = defineTool({
     url_expires_at: zString.nullable().optional(),
     published: zBoolean.optional(),
   }),
-  modes: modesByAction({ list: ['limit'], set_ttl: ['keep', 'steps', 'ttl_seconds', 'dry_run'], delete: ['keep', 'steps', 'dry_run'], export: ['step', 'publish'] }),
+  modes: modesByAction({ list: ['limit'], set_ttl: ['keep', 'steps', 'ttl_seconds', 'dry_run', 'confirm_affected'], delete: ['keep', 'steps', 'dry_run', 'confirm_affected'], export: ['step', 'publish'] }),
   // Destructive: delete and set_ttl remove checkpoints on Tinker. Open world: it drives the Tinker service.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-  handler: (args, ctx) =>
-    checkpointsAction(ctx.runtime, { confirm: (message, field) => ctx.confirm(message, field), progress: (done, total, message) => ctx.progress(done, total, message) }, args),
+  // ttl_seconds 0 is Tinker's null (no expiry): said without null, which clients' schema conversions lose (docs/clients.md).
+  handler: ({ ttl_seconds, ...args }, ctx) =>
+    checkpointsAction(
+      ctx.runtime,
+      { confirm: (message, field) => ctx.confirm(message, field), progress: (done, total, message) => ctx.progress(done, total, message) },
+      { ...args, ...(ttl_seconds === undefined ? {} : { ttl_seconds: ttl_seconds === 0 ? null : ttl_seconds }) },
+    ),
 });

@@ -25,7 +25,7 @@ export const rlEditConfig = defineTool({
   name: 'rl_edit_config',
   title: 'Edit the RL config',
   description:
-    "Sets one field of the selected environment's config (or wandb_project), checked and converted to the field's type; null unsets an optional field. Locked fields are refused. Saved with the selection. Next: rl_test_inference, rl_estimate_cost or rl_start_training.",
+    "Sets one field of the selected environment's config (or wandb_project), checked and converted to the field's type; null unsets an optional field. Locked fields are refused. Saved with the selection. Next: rl_check_environment, rl_test_inference, rl_estimate_cost or rl_start_training.",
   input: z
     .object({
       field: zString.min(1).max(128).describe('Field name, e.g. group_size'),

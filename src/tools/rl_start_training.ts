@@ -1,12 +1,11 @@
 /** rl_start_training: launch and supervise a training run of the selected environment, or of one named in the call (Hermes tool 5). */
 import * as z from 'zod';
-import { zString, zBoolean, zUnknown } from '../core/schemaLeaves.js';
+import { zString, zNumber, zBoolean, zUnknown } from '../core/schemaLeaves.js';
 import { previewValues, type JsonValue } from '../core/json.js';
 import type { RunProcess } from '../core/files/home.js';
 import { runLogUri } from '../core/resourceUris.js';
 import type { SelectedConfig } from '../runtime/config/selectionStore.js';
-import { confirmationQuestion, estimateAnswer } from '../runtime/wiring/costs.js';
-import { UserError } from '../core/errors.js';
+import { costNotConfirmed, dryRunConfirmationNote, estimateAnswer, startConfirmation } from '../runtime/wiring/costs.js';
 import { estimateSchema } from './costSchemas.js';
 import { readinessSchema } from './readinessSchema.js';
 import { defineTool, type ToolContext } from './define.js';
@@ -25,21 +24,19 @@ function basis(source: (typeof CONFIG_SOURCES)[number], config: SelectedConfig, 
 }
 
 /**
- * Over RL_CONFIRM_ABOVE_USD, a client that can be asked asks the user first; a refusal over
- * budget comes before the question. A client that cannot be asked starts as before.
+ * Over RL_CONFIRM_ABOVE_USD a start needs a confirmation: `confirm_cost_usd` covering the estimate,
+ * else the user's yes where the client can ask. Every other outcome is refused with the figure and
+ * that argument (costNotConfirmed), since a decline may come from a client with nobody to ask. A
+ * refusal over budget comes before all of it.
  */
-async function confirmSpending(ctx: ToolContext, selection: Parameters<ToolContext['runtime']['runs']['estimate']>[0]): Promise<void> {
+async function confirmSpending(ctx: ToolContext, selection: Parameters<ToolContext['runtime']['runs']['estimate']>[0], confirmedUsd: number | undefined): Promise<void> {
   const { runtime } = ctx;
   const { estimate, refusal } = runtime.runs.estimate(selection);
   if (refusal) throw refusal;
-  const question = confirmationQuestion(runtime.settings, estimate, selection.environment.name);
-  if (question === undefined) return;
-  const answer = await ctx.confirm(question);
-  if (answer === 'accept' || answer === 'unsupported') return;
-  throw new UserError(`Not started: the user ${answer === 'decline' ? 'declined' : 'did not confirm'} the cost. Nothing was started or written.`, {
-    started: false,
-    cost_estimate: estimateAnswer(runtime.settings, estimate),
-  });
+  const needed = startConfirmation(runtime.settings, estimate, selection.environment.name, confirmedUsd);
+  if (needed.kind === 'none' || needed.kind === 'confirmed') return;
+  const answer = needed.kind === 'too_low' ? 'too_low' : await ctx.confirm(needed.question);
+  if (answer !== 'accept') throw costNotConfirmed(runtime.settings, estimate, answer, confirmedUsd);
 }
 
 function every(seconds: number): string {
@@ -51,7 +48,7 @@ export const rlStartTraining = defineTool({
   name: 'rl_start_training',
   title: 'Start a training run',
   description:
-    "Starts RL training on Tinker: the selected environment (or `environment`) with the current config plus `config` for this run only. Paid; runs last hours. Returns at once with run_id; the server supervises the run, across restarts. Refused with the fix when it would fail or exceed the cost limits; the user may be asked to confirm the cost. A sweep is one call per value. Next: rl_wait_for_run or rl_check_status.",
+    "Starts RL training on Tinker: the selected environment (or `environment`) with the current config plus `config` for this run only. Paid; runs last hours. Returns at once with run_id; the server supervises the run, across restarts. Refused with the fix when it would fail or exceed the cost limits; over the confirmation threshold the user is asked, or the refusal says how to confirm. A sweep is one call per value. Next: rl_wait_for_run or rl_check_status.",
   input: z
     .object({
       environment: environmentName.optional().describe("Train this environment from its defaults instead of the saved selection"),
@@ -62,6 +59,7 @@ export const rlStartTraining = defineTool({
       placement: runKind.placement.optional().describe('local (this host) or slurm (one Slurm job); default RL_PLACEMENT'),
       slurm: slurmResources.optional().describe('placement slurm: the job'),
       dry_run: zBoolean.optional().describe('Check and lay the run out (with its Slurm script), start nothing'),
+      confirm_cost_usd: zNumber.min(0).optional().describe('Over RL_CONFIRM_ABOVE_USD: the estimate the user accepted (>= the figure a refusal shows)'),
     })
     .strict(),
   output: z.object({
@@ -94,7 +92,7 @@ export const rlStartTraining = defineTool({
     const request = { ...args, config: args.config as Record<string, JsonValue> | undefined };
     const selected = await runtime.selection.forRun(request, signal);
     runtime.readiness.requireReady(selected.config);
-    await confirmSpending(ctx, selected.config);
+    if (args.dry_run !== true) await confirmSpending(ctx, selected.config, args.confirm_cost_usd);
     const { record, config, estimate, script } = await runtime.runs.start(selected.config, { placement: args.placement, resources: args.slurm, dryRun: args.dry_run }, signal);
     const id = record.run_id;
     const dryRun = args.dry_run === true;
@@ -121,7 +119,7 @@ export const rlStartTraining = defineTool({
       readiness: runtime.readiness.view(selected.config),
       message: [
         ...(dryRun
-          ? [`Dry run: nothing was written or started${record.placement === 'slurm' ? ' and no job submitted; `script` is the job script a start would submit' : ''}. Call again without dry_run to start it.`]
+          ? [`Dry run: nothing was written or started${record.placement === 'slurm' ? ' and no job submitted; `script` is the job script a start would submit' : ''}. Call again without dry_run to start it${dryRunConfirmationNote(runtime.settings, estimate, record.environment, args.confirm_cost_usd)}.`]
           : [`Training starting. Use rl_check_status('${id}') to monitor (${every(runtime.settings.statusMinIntervalSeconds)}; it is rate limited per run).`, `Stop it with rl_stop_training('${id}').`]),
         basis(source, selected.config, selected.applied),
         ...selected.notes,

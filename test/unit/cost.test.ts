@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
-import { confirmationQuestion } from '../../src/runtime/wiring/costs.js';
+import { confirmationQuestion, startConfirmation } from '../../src/runtime/wiring/costs.js';
 import type { ModelPrice, Settings } from '../../src/core/settings.js';
 import { budgetReached, budgetRefusal, totalBudgetReached } from '../../src/runtime/cost/budget.js';
 import { DEFAULT_PRICES } from '../../src/runtime/cost/defaultPrices.js';
@@ -168,6 +168,25 @@ test('the question before a costly start: only over RL_CONFIRM_ABOVE_USD, with t
   assert.equal(confirmationQuestion(settings(1), e, 'gsm8k'), undefined);
   const question = confirmationQuestion(settings(0.01), e, 'gsm8k')!;
   assert.match(question, /^Start training gsm8k on M\? This is an estimated expected cost of \$0\.0338 .*above RL_CONFIRM_ABOVE_USD=\$0\.01\. Estimated range: \$0\.0251 to \$0\.2888\. These are estimates, not charges\.$/);
+});
+
+test('what a start over RL_CONFIRM_ABOVE_USD needs, by threshold and confirm_cost_usd (table)', () => {
+  const e = estimateRun(SHAPE, PRICE, measured()); // expected $0.0338
+  const settings = (confirmAboveUsd?: number) => ({ cost: { prices: {}, confirmAboveUsd } }) as unknown as Settings;
+  const unpriced = { ...e, total_usd: {}, unknown: ['price: none'] };
+  const cases: Array<[number | undefined, typeof e, number | undefined, string]> = [
+    [undefined, e, undefined, 'none'],
+    [1, e, undefined, 'none'],
+    [0.01, e, undefined, 'ask'],
+    [0.01, e, 0.0338, 'confirmed'],
+    [0.01, e, 5, 'confirmed'],
+    [0.01, e, 0.0337, 'too_low'],
+    [0.01, unpriced, undefined, 'ask'],
+    [0.01, unpriced, 0, 'confirmed'],
+  ];
+  for (const [threshold, estimate, confirmed, kind] of cases) {
+    assert.equal(startConfirmation(settings(threshold), estimate, 'gsm8k', confirmed).kind, kind, JSON.stringify([threshold, confirmed]));
+  }
 });
 
 test('prompt lengths from an offline check (no inference test): the high bound takes the longest rendered prompt, the rest stays unknown', () => {

@@ -13,6 +13,7 @@ import { argumentError, describeSchema } from '../../src/tools/argumentErrors.js
 import { defineTool } from '../../src/tools/define.js';
 import { toolJsonSchema } from '../../src/tools/jsonSchema.js';
 import { listedTool } from '../../src/tools/catalog.js';
+import { rlCheckpoints } from '../../src/tools/rl_checkpoints.js';
 import { tailLines } from '../../src/core/files/logTail.js';
 import { connectInMemory } from '../helpers/client.js';
 import { runRecord, writeRunDir } from '../helpers/registry.js';
@@ -54,6 +55,17 @@ test('argument errors name the field and what it accepts (table)', () => {
   }
   assert.equal(describeSchema({ type: 'number', minimum: 0 }), 'number of at least 0');
   assert.equal(describeSchema({ type: 'boolean' }), 'true or false');
+});
+
+test("a refusal names every problem: rl_checkpoints({steps: []}) names the missing run_id and action and the empty steps", () => {
+  const { input } = rlCheckpoints;
+  const parsed = input.safeParse({ steps: [] });
+  assert.equal(parsed.success, false);
+  const answer = argumentError(toolJsonSchema(input, 'input'), parsed.error!.issues);
+  assert.deepEqual(answer.problems?.map((p) => p.field), ['run_id', 'action', 'steps']);
+  assert.match(answer.error, /^3 problems with the arguments: Invalid argument 'run_id': it is required\. Invalid argument 'action': .* Invalid argument 'steps': it is empty; give at least 1 item or leave it out\.$/);
+  assert.equal(answer.problems![2]!.expected, 'array of 1 to 500 items of integer of at least 0');
+  assert.ok(input.safeParse({ run_id: 'deadbeef', action: 'delete', keep: { steps: [] } }).success, 'keep.steps may be empty: it keeps nothing more');
 });
 
 test('an output schema spells two levels of fields; deeper ones keep their type, values and description; inputs are whole', () => {

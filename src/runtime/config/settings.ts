@@ -4,7 +4,6 @@
  * Everything is validated here so that a bad value stops the server at start with one clear line.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { BASE_ENV_CONFIG_FIELDS } from './baseEnvConfig.js';
 import { coerceFieldValue, expectedText, FieldValueError } from './fields.js';
@@ -14,6 +13,7 @@ import { yaml } from '../../core/onDemand.js';
 import { BUNDLED_EXAMPLES_ROOT } from '../../core/files/paths.js';
 import { defaultLockedValues, type LockedValues, type Settings } from '../../core/settings.js';
 import { placeholderMessage, unexpandedReference } from '../../core/placeholders.js';
+import { clientSetting, hermesHome } from './clientSettings.js';
 import { COST_KEYS, costSettings } from '../cost/priceConfig.js';
 import { PLACEMENT_KEYS, placementSettings } from './placementSettings.js';
 
@@ -25,7 +25,7 @@ const KNOWN_KEYS = [
   'RL_STATUS_MIN_INTERVAL_SECONDS', 'RL_STOP_GRACE_SECONDS', 'RL_STOP_RUNS_ON_EXIT', 'RL_AUTO_RESUME', 'RL_STALL_SECONDS', 'RL_MAX_CONCURRENT_RUNS',
   'RL_STALL_ACTION', 'RL_ALLOW_UNMANAGED_ENVIRONMENTS', 'RL_REQUIRE_READY', 'RL_API_READY_TIMEOUT_SECONDS', 'RL_TRAINER_READY_TIMEOUT_SECONDS',
   'RL_ENV_READY_TIMEOUT_SECONDS', 'RL_INTROSPECT_TIMEOUT_SECONDS', 'TINKER_API_KEY', 'WANDB_API_KEY', 'OPENROUTER_API_KEY',
-  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'TINKER_OAI_BASE_URL', 'TINKER_BASE_URL', 'TINKER_PROJECT_ID', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', ...COST_KEYS, ...PLACEMENT_KEYS,
+  'WANDB_ENTITY', 'WANDB_PROJECT', 'WANDB_BASE_URL', 'TINKER_OAI_BASE_URL', 'TINKER_BASE_URL', 'TINKER_PROJECT_ID', 'RL_WANDB_TIMEOUT_SECONDS', 'LOG_LEVEL', 'RL_CLIENT', ...COST_KEYS, ...PLACEMENT_KEYS,
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
 
@@ -208,8 +208,7 @@ function pythonCommand(src: SettingSource, root: string): string {
 }
 
 function rlHome(src: SettingSource): string {
-  const hermesHome = nonEmpty(src.env.HERMES_HOME) ?? join(nonEmpty(src.env.HOME) ?? homedir(), '.hermes');
-  return resolve(src.pathBase('RL_HOME'), src.get('RL_HOME') ?? join(hermesHome, 'rl_training'));
+  return resolve(src.pathBase('RL_HOME'), src.get('RL_HOME') ?? join(hermesHome(src.env), 'rl_training'));
 }
 
 function ports(src: SettingSource): { apiPort: number; inferencePort: number } {
@@ -338,6 +337,7 @@ export function loadSettings(env: Record<string, string | undefined> = process.e
     tinkerOaiBaseUrl: httpUrl(src, 'TINKER_OAI_BASE_URL', DEFAULT_TINKER_OAI_BASE_URL),
     tinkerSdk: { baseUrl: src.get('TINKER_BASE_URL'), projectId: src.get('TINKER_PROJECT_ID') },
     logLevel: level,
+    client: clientSetting(src.get('RL_CLIENT')),
     locked,
     operatorLocked: operator,
     cost: costSettings((key) => src.get(key), src.file.prices, src.configPath),

@@ -158,13 +158,13 @@ export const INFERENCE_PORT: Requirement = {
   },
 };
 
-/** Doctor only, and only with a key (WANDB_API_KEY's check says when it is missing): a start does not call W&B. */
+/** Doctor only, and only with a key (WANDB_API_KEY's check says when it is missing or an unexpanded `${VAR}`): a start does not call W&B. */
 export const WANDB_ACCESS: Requirement = {
   check: 'W&B',
   required: ({ useWandb }) => useWandb,
   atStart: false,
   async evaluate({ settings, signal, checkWandbAccess }) {
-    if (!settings.secrets.wandbApiKey) return undefined;
+    if (!settings.secrets.wandbApiKey || unexpandedReference(settings.secrets.wandbApiKey) !== undefined) return undefined;
     const { entity, wandb_error } = await checkWandbAccess(signal);
     if (wandb_error === undefined) return met(`${settings.wandb.baseUrl} accepts the key (entity ${entity})`);
     return unmet(wandb_error, `${wandb_error}. Check WANDB_API_KEY and WANDB_BASE_URL, and that this host can reach W&B.`);

@@ -5,7 +5,7 @@
  * an old run costs money until its checkpoints go: `set_ttl` and `delete` act on the intermediate
  * ones (the run's trained weights always, the latest of each kind, the best by rl_evaluate and named
  * steps are kept), are described path by path, and are asked of the user first where the client
- * can be asked; a decline changes nothing. `export` gives one checkpoint's archive URL and, when asked, publishes it.
+ * can be asked, or confirmed by naming them (`confirm_affected`); anything else changes nothing. `export` gives one checkpoint's archive URL and, when asked, publishes it.
  */
 import { UserError } from '../../core/errors.js';
 import { isDamaged, type RunRecord } from '../runs/seams/record.js';
@@ -14,6 +14,7 @@ import { failureSentence, type TinkerAnswer } from '../tinker/helper.js';
 import { CHECKPOINTS_ANSWER, inOrder, listed, monthlyUsd, planAction, RESULTS_ANSWER, trainedWeights, type ListedCheckpoint, type PathResult, type TinkerCheckpoint } from '../tinker/checkpoints.js';
 import { describePaths, parseTinkerPath, trainingRunIdsOf } from '../tinker/paths.js';
 import type { Runtime } from './runtime.js';
+import { whyNotConfirmed, type NotConfirmed } from './costs.js';
 
 export type Confirmed = 'accept' | 'decline' | 'cancel' | 'unsupported';
 
@@ -33,6 +34,7 @@ export interface CheckpointsRequest {
   publish?: boolean;
   dry_run?: boolean;
   limit?: number;
+  confirm_affected?: string[];
 }
 
 export interface CheckpointsAnswer {
@@ -46,7 +48,7 @@ export interface CheckpointsAnswer {
   shown?: number;
   best?: { path: string; label: string; score: number; eval_id: string };
   done?: boolean;
-  confirmation?: Confirmed | 'not_asked';
+  confirmation?: Confirmed | 'not_asked' | 'argument';
   affected?: string[];
   affected_count?: number;
   affected_size_bytes?: number;
@@ -152,10 +154,31 @@ const FIELDS = {
   publish: { name: 'publish', title: 'Publish this checkpoint', description: 'Yes makes it public on Tinker; no leaves it private' },
 };
 
+/**
+ * A destructive action's confirmation: `confirm_affected` naming exactly the paths it acts on now
+ * (`argument`; anything else is a `mismatch`), else the user's answer where the client can ask.
+ */
+async function confirmed(asking: Asking, req: CheckpointsRequest, targets: TinkerCheckpoint[], message: string, field: (typeof FIELDS)['delete']): Promise<Confirmed | 'argument' | 'mismatch'> {
+  if (req.confirm_affected === undefined) return asking.confirm(message, field);
+  const named = new Set(req.confirm_affected);
+  const exact = describePaths(targets.map((t) => t.path));
+  return named.size === exact.length && exact.every((line) => named.has(line)) ? 'argument' : 'mismatch';
+}
+
+/** Why nothing was done, and the argument that confirms it (the model puts `affected` to its user, or decides). */
+function notConfirmed(action: 'delete' | 'set_ttl', answer: NotConfirmed | 'mismatch', targets: TinkerCheckpoint[]): string {
+  const why = answer === 'mismatch' ? 'confirm_affected does not name exactly what this call acts on now, which affected lists' : whyNotConfirmed(answer);
+  const fits = describePaths(targets.map((t) => t.path)).join('').length <= AFFECTED_CHARS;
+  const how = fits
+    ? `To ${action === 'delete' ? 'delete' : 'expire'} exactly these, put affected to the user (or decide, if you act for them) and call again with the same arguments plus confirm_affected set to affected; if the user said no, do not.`
+    : 'affected is too long to confirm in one call: act on fewer with steps.';
+  return `not confirmed (${why}). ${how}`;
+}
+
 /** set_ttl / delete on the intermediate checkpoints. */
 async function actOnIntermediate(runtime: Runtime, asking: Asking, req: CheckpointsRequest, checkpoints: TinkerCheckpoint[], trained: string[]): Promise<CheckpointsAnswer> {
   const action = req.action as 'delete' | 'set_ttl';
-  if (action === 'set_ttl' && req.ttl_seconds === undefined) throw new UserError('set_ttl needs ttl_seconds: seconds until Tinker deletes each one (null removes an expiry).', { field: 'ttl_seconds' });
+  if (action === 'set_ttl' && req.ttl_seconds === undefined) throw new UserError('set_ttl needs ttl_seconds: seconds until Tinker deletes each one (0 removes an expiry).', { field: 'ttl_seconds' });
   const best = req.keep?.best === false ? undefined : await runtime.evaluations.bestCheckpoint(req.run_id);
   const { targets, kept } = planAction(checkpoints, { latest: req.keep?.latest !== false, best: best?.path, steps: req.keep?.steps ?? [], trained }, req.steps);
   const affected = { affected: capped(describePaths(targets.map((t) => t.path)), targets.length), affected_count: targets.length, affected_size_bytes: sum(targets), affected_monthly_cost_usd: monthlyUsd(sum(targets)), kept: kept.slice(0, SHOWN_KEPT), kept_count: kept.length };
@@ -163,11 +186,11 @@ async function actOnIntermediate(runtime: Runtime, asking: Asking, req: Checkpoi
   const verb = action === 'delete' ? 'deleted' : 'given a TTL';
   if (targets.length === 0) return { ...head, done: false, confirmation: 'not_asked', message: `Nothing to do: every checkpoint of the run is kept (${kept.length}) or outside steps.` };
   if (req.dry_run) return { ...head, done: false, confirmation: 'not_asked', message: `Dry run: ${targets.length} checkpoint(s) would be ${verb} (affected); nothing was changed.` };
-  // Removing an expiry destroys nothing: only a deletion or a TTL is asked about.
+  // Removing an expiry destroys nothing: only a deletion or a TTL is confirmed.
   const destructive = action === 'delete' || req.ttl_seconds !== null;
-  const confirmation = destructive ? await asking.confirm(question(action, req.run_id, targets, kept, req.ttl_seconds), FIELDS[action]) : 'not_asked';
-  if (confirmation === 'decline' || confirmation === 'cancel') {
-    return { ...head, done: false, confirmation, message: `Nothing was ${verb}: the user ${confirmation === 'decline' ? 'declined' : 'did not confirm'}.` };
+  const confirmation = destructive ? await confirmed(asking, req, targets, question(action, req.run_id, targets, kept, req.ttl_seconds), FIELDS[action]) : 'not_asked';
+  if (confirmation !== 'accept' && confirmation !== 'argument' && confirmation !== 'not_asked') {
+    return { ...head, done: false, confirmation: confirmation === 'mismatch' ? 'not_asked' : confirmation, message: `Nothing was ${verb}: ${notConfirmed(action, confirmation, targets)}` };
   }
   const results = await inChunks(runtime, asking, action, targets.map((t) => t.path), action === 'set_ttl' ? { ttl_seconds: req.ttl_seconds } : {});
   return { ...head, confirmation, ...outcome(runtime, req, action, checkpoints, results) };
@@ -201,7 +224,7 @@ async function exportOne(runtime: Runtime, asking: Asking, req: CheckpointsReque
   const head = { ...totals(req.run_id, 'export', checkpoints), path: chosen.path, url: archive.url!, url_expires_at: archive.expires ?? null };
   if (!req.publish) return { ...head, published: chosen.public, message: `Download ${chosen.path} from url (a signed link, valid until url_expires_at): a tar archive of the LoRA weights and their config.` };
   const confirmation = chosen.public ? 'not_asked' : await asking.confirm(`Publish ${chosen.path} (run ${req.run_id}) on Tinker? Anyone with its path can then use and download it.`, FIELDS.publish);
-  if (confirmation === 'decline' || confirmation === 'cancel') return { ...head, published: false, confirmation, message: 'Not published: the user did not confirm. The archive URL is in url.' };
+  if (confirmation === 'decline' || confirmation === 'cancel') return { ...head, published: false, confirmation, message: `Not published: not confirmed (${whyNotConfirmed(confirmation)}). The archive URL is in url.` };
   const [published] = tinkerOrRefuse(await runtime.tinker.ask('publish', { paths: [chosen.path] }, RESULTS_ANSWER, { timeoutSeconds: 60 }), 'publish the checkpoint').results;
   if (!published?.ok) throw new UserError(`Tinker did not publish ${chosen.path}: ${published?.error?.message ?? 'no answer'}.`, { path: chosen.path });
   return { ...head, published: true, confirmation, message: `${published.already_public ? 'Already public' : 'Published'}: ${chosen.path}; the archive URL is in url.` };

@@ -1,7 +1,7 @@
 """One model of rl_evaluate on a tinker-cookbook recipe run, scored by the recipe's own environments.
 
     python cookbook_eval.py --recipe math_rl --model <base model | tinker://.../sampler_weights/...>
-        --num-items N --trained-batches K --groups OUT.jsonl --wire WIRE.jsonl --summary SUMMARY.json
+        --num-items N --groups OUT.jsonl --wire WIRE.jsonl --summary SUMMARY.json
         -- key=value ...   (the run's recipe arguments, chz's argv)
 
 The recipe's Config is built as its own ``cli_main`` builds it from those arguments, with the
@@ -16,7 +16,8 @@ Items, the same for every model (the dataset is rebuilt the same way in each pro
 - else fresh draws of its training generator: ``get_batch(i)`` for i from ``len(dataset)`` up (batch
   indices the trainer never reaches: it trains batches 0..min(max_steps, len)-1, and a generated
   dataset such as math_rl's arithmetic seeds batch i with i), skipping any item whose prompt tokens
-  equal those of an item of the K batches the run trained (rebuilt here and compared), and repeats.
+  equal those of an item of any training batch (all of them, rebuilt here and compared: the ones the
+  run trained and any it may still train), and repeats.
 
 Each model is sampled as the recipe's evaluator samples it: a ``TinkerTokenCompleter`` with the
 run's ``max_tokens`` over a sampling client of the base model (``base_model=``) or of the
@@ -78,7 +79,7 @@ async def prompt_of(builder: Any) -> tuple[int, ...]:
     return tuple(observation.to_ints())
 
 
-async def choose_items(config: Any, num_items: int, trained_batches: int) -> tuple[list[Any], dict[str, Any]]:
+async def choose_items(config: Any, num_items: int) -> tuple[list[Any], dict[str, Any]]:
     train, test = await config.dataset_builder()
     if test is not None:
         from tinker_cookbook.rl.metric_util import dataset_to_env_group_builders
@@ -86,7 +87,7 @@ async def choose_items(config: Any, num_items: int, trained_batches: int) -> tup
         builders = dataset_to_env_group_builders(test)
         return builders[:num_items], {"source": "test set", "test_items": len(builders)}
     seen = set()
-    trained = min(trained_batches, len(train))
+    trained = len(train)
     for i in range(trained):
         for builder in train.get_batch(i):
             seen.add(await prompt_of(builder))
@@ -164,7 +165,7 @@ async def evaluate(args: argparse.Namespace) -> None:
     from tinker_cookbook.tokenizer_utils import get_tokenizer
 
     config = await recipe_config(args.recipe, args.argv)
-    builders, items = await choose_items(config, args.num_items, args.trained_batches)
+    builders, items = await choose_items(config, args.num_items)
     print(f"items: {len(builders)} from the recipe's {items['source']} ({json.dumps(items)})", flush=True)
     service = tinker.ServiceClient(base_url=config.base_url)
     is_path = args.model.startswith("tinker://")
@@ -190,7 +191,6 @@ def main() -> None:
     for name in ("--recipe", "--model", "--groups", "--wire", "--summary"):
         parser.add_argument(name, required=True)
     parser.add_argument("--num-items", type=int, required=True)
-    parser.add_argument("--trained-batches", type=int, default=0)
     parser.add_argument("argv", nargs="*")
     args = parser.parse_args()
     try:

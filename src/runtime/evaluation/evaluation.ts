@@ -11,7 +11,7 @@ import { EVALUATION_RESULT } from '../../core/files/home.js';
 import { evaluationFileUri } from '../../core/resourceUris.js';
 import { compareModels, type Comparison, type ModelScoreAnswer } from './comparison.js';
 import type { EvalMethod } from './evalCommand.js';
-import { EvalModelRun, type EvalFailureKind, type ModelRunContext, type ModelRunResult, type ModelSpec } from './modelRun.js';
+import { EvalModelRun, type EvalFailureKind, type ModelRunContext, type ModelRunResult, type ModelSpec, type SampledTokens } from './modelRun.js';
 
 export type EvaluationStatus = 'running' | 'completed' | 'cancelled';
 
@@ -33,6 +33,8 @@ export interface ModelAnswer extends ModelScoreAnswer {
   error?: string;
   error_kind?: EvalFailureKind;
   env_metrics?: Record<string, unknown>;
+  /** Tokens this model's sampling sent and got back, as reported (the spend of the evaluation). */
+  usage?: SampledTokens;
   duration_seconds?: number;
   log: string;
   rollouts?: string;
@@ -143,6 +145,7 @@ export class Evaluation {
         this.current = new EvalModelRun(this.ctx, spec, 'process');
         result = await this.current.run().catch((err: unknown) => this.internalError(spec, err));
       }
+      if (result.items_source !== undefined && this.results.size === 0) this.params.method_reason += `. Items: ${result.items_source}`;
       this.results.set(spec.label, result);
       this.current = undefined;
       this.events.emit('change');
@@ -172,6 +175,7 @@ export class Evaluation {
         ...answer,
         ...(r.error !== undefined ? { error: r.error, error_kind: r.error_kind } : {}),
         ...(r.env_metrics ? { env_metrics: r.env_metrics } : {}),
+        ...(r.usage ? { usage: r.usage } : {}),
         duration_seconds: r.duration_seconds,
         log: evaluationFileUri(this.id, r.log_file),
         ...(r.rollouts_file ? { rollouts: evaluationFileUri(this.id, r.rollouts_file) } : {}),

@@ -31,6 +31,8 @@ export interface EvaluationRequest extends EvaluationParams {
   timeoutSeconds: number;
   /** Method vf_eval: the verifiers environment (modelRun.ts). */
   verifiers?: ModelRunContext['verifiers'];
+  /** Method recipe: the cookbook recipe run (modelRun.ts). */
+  recipe?: ModelRunContext['recipe'];
 }
 
 /** What rl_get_results lists of one evaluation. */
@@ -66,8 +68,8 @@ export class Evaluations {
     redactor.add(key);
     const { id, dir } = await this.jobs.create();
     const keyConfig = await writeKeyConfig(key);
-    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, verifiers, ...params } = req;
-    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds, ...(verifiers ? { verifiers } : {}) };
+    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, verifiers, recipe, ...params } = req;
+    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds, ...(verifiers ? { verifiers } : {}), ...(recipe ? { recipe } : {}) };
     const evaluation = new Evaluation(id, params, ctx, () => keyConfig.remove().catch((err: unknown) => logger.error({ err, eval_id: id }, 'could not remove the evaluation key file')));
     this.jobs.add(evaluation);
     logger.info({ eval_id: id, run_id: req.run_id, models: req.models.map((m) => m.model), method: req.method }, 'evaluation started');

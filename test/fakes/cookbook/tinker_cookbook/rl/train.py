@@ -10,7 +10,7 @@
 3. "Will train on <n> batches": n = len(dataset), or ``max_steps`` when smaller.
 4. For each batch i from the start batch: first, when i is a multiple of ``eval_every`` (> 0), the
    evaluators with the current sampling client (the test set's ``RLTestSetEvaluator`` when the
-   dataset builder returned one: ``test/env/all/...`` keys in the row; at i = 0 the untrained
+   dataset builder returned one: its ``env/all`` keys prefixed ``test/`` in the row; at i = 0 the untrained
    weights); then sample every group with the current sampling client,
    train (``forward_backward_async`` + ``optim_step_async`` per substep), then save a checkpoint
    when i+1 is a multiple of ``save_every`` (state + sampler, ``ttl_seconds``, record batch i+1)

@@ -324,7 +324,7 @@ test("a failed run resumed continues from its last checkpoint's batch, its histo
   assert.equal(exported.path, weights, 'export picks the trained weights by default');
 });
 
-test('rl_evaluate compares the verifiers run\'s checkpoint with its base model through verifiers\' eval; a math_rl run is refused with the reason', async (t) => {
+test('rl_evaluate compares the verifiers run\'s checkpoint with its base model through verifiers\' eval; a math_rl run is evaluated through its own environments', async (t) => {
   assert.ok(mathRun, 'the run of the tests above');
   const h = await server(t);
   verifiersRun = writeVerifiersRun(home, 'cb00f001', { vfEnvId: 'gsm8k', file: install.python, env: { model_name: 'Qwen/Qwen3.5-4B', group_size: 2, groups_per_batch: 1, max_tokens: 512, vf_env_args: { num_train_examples: 8 } }, steps: 6 }).run_id;
@@ -335,9 +335,10 @@ test('rl_evaluate compares the verifiers run\'s checkpoint with its base model t
   assert.deepEqual(evaluated.json.models.map((m: any) => [m.label, m.items]), [['base', 5], [evaluated.json.checkpoints[0], 5]]);
   assert.equal(evaluated.json.verdict.verdict, 'better', JSON.stringify(evaluated.json.verdict));
   assert.ok(oai.requests.some((r) => r.model?.startsWith('tinker://') && r.authorized), 'the checkpoint was sampled at the Tinker endpoint with the Tinker key');
-  const refused = await h.call('rl_evaluate', { run_id: mathRun });
-  assert.equal(refused.isError, true);
-  assert.match(refused.json.error, /math_rl, which has no evaluation the server can run against an endpoint/);
+  // Refused before #45 ("no evaluation the server can run against an endpoint"); test/cookbook-evaluate.test.ts has the whole of it.
+  const recipe = await h.call('rl_evaluate', { run_id: mathRun, num_items: 4, group_size: 1, wait_seconds: 200 });
+  assert.equal(recipe.isError, false, JSON.stringify(recipe.json));
+  assert.deepEqual([recipe.json.method, recipe.json.models.map((m: any) => m.items)], ['recipe', [4, 4]], JSON.stringify(recipe.json));
 });
 
 test('rl_compare_runs, rl_list_runs and the dashboard put a cookbook run beside an Atropos run', async (t) => {

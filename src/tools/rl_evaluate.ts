@@ -28,10 +28,10 @@ const input = z
       .enum(['auto', ...EVAL_METHODS])
       .default('auto')
       .describe(
-        "auto: the environment's held-out evaluate when it has one, else process rollouts; vf_eval for a verifiers environment",
+        "auto: the environment's held-out evaluate when it has one, else process rollouts; vf_eval for a verifiers environment; recipe for a cookbook recipe (its test set or fresh items, its own rewards)",
       ),
-    num_items: zInt.min(2).max(200).default(20).describe('process / vf_eval: items per model'),
-    group_size: zInt.min(1).max(16).default(4).describe('process / vf_eval: completions per item'),
+    num_items: zInt.min(2).max(200).default(20).describe('process / vf_eval / recipe: items per model'),
+    group_size: zInt.min(1).max(16).default(4).describe('process / vf_eval / recipe: completions per item (a recipe test set fixes its own)'),
     timeout_seconds: zInt.min(10).max(3600).default(900).describe('Per model'),
     wait_seconds: zInt.min(0).max(MAX_EVAL_WAIT_SECONDS).default(50).describe('This call answers by then (keep under the client timeout, often 60 s)'),
     eval_id: zString.regex(EVAL_ID_PATTERN, 'an eval_id returned by an earlier call').optional().describe('An evaluation started earlier: wait on it or fetch it (only wait_seconds beside it)'),
@@ -51,6 +51,7 @@ const modelAnswer = z.object({
   error: zString.optional(),
   error_kind: zString.optional(),
   env_metrics: z.record(zString, zUnknown).optional(),
+  usage: z.object({ prompt_tokens: zNumber, completion_tokens: zNumber, requests: zNumber }).optional().describe('Tokens sampled on Tinker'),
   duration_seconds: zNumber.optional(),
   log: zString,
   rollouts: zString.optional(),

@@ -54,6 +54,10 @@ export const rlGetResults = defineTool({
       .array(z.object({ eval_id: zString, created_at: zString, status: zString, method: zString, checkpoints: z.array(zString), verdict: zString.optional(), summary: zString.optional() }))
       .optional()
       .describe("rl_evaluate's evaluations of this run, newest first (at most 10); rl_evaluate({eval_id}) for one in full"),
+    test_metrics: z
+      .object({ steps: z.tuple([zInt, zInt]), metrics: z.record(zString, z.object({ base: zNumber, trained: zNumber, diff: zNumber })), note: zString })
+      .optional()
+      .describe("A cookbook recipe's own test-set metrics (test/ keys of metrics.jsonl): first logged step (0: the base model) against the last"),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   ui: { resourceUri: DASHBOARD_URI },

@@ -69,6 +69,8 @@ export interface FakeTinker {
     retry_window_seconds?: number;
     billing_pause_seconds?: number;
     sample_text?: string;
+    /** Replies to prompts asking a sum "x + y": right with a chance rising with the sampled weights' optimizer steps (_server.py). */
+    answer_skill?: { untrained?: number; trained?: number; half_life_steps?: number };
     bytes_per_rank?: { sampler?: number; state?: number };
   }): void;
   /** The SDK calls logged so far, optionally only those named `method`. */

@@ -8,12 +8,16 @@
  * `metrics.json` and `samples.jsonl` are copied into the evaluation's directory, redacted.
  */
 import { dirname, join } from 'node:path';
+import { PYTHON_HELPERS_DIR } from '../../core/files/paths.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Settings } from '../../core/settings.js';
 import { endpointEntry, flag, type KeyConfig } from '../inference/command.js';
 
-/** atroposlib's `evaluate` and `process` subcommands; verifiers' own eval (vfEval.ts) for a verifiers environment. */
-export const EVAL_METHODS = ['evaluate', 'process', 'vf_eval'] as const;
+/**
+ * atroposlib's `evaluate` and `process` subcommands; verifiers' own eval (vfEval.ts) for a verifiers
+ * environment; `recipe`: a cookbook recipe's own environments (python/cookbook_eval.py).
+ */
+export const EVAL_METHODS = ['evaluate', 'process', 'vf_eval', 'recipe'] as const;
 export type EvalMethod = (typeof EVAL_METHODS)[number];
 
 export interface EvalCommandOptions {
@@ -57,5 +61,22 @@ export async function evalCommand(settings: Settings, keyConfig: KeyConfig, opts
   // Messages are what a reader of the rollouts needs; equal-score groups are kept (every item counts).
   args.push(...flag('env.total_steps', opts.numItems), ...flag('env.group_size', opts.groupSize));
   args.push(...flag('env.include_messages', true), ...flag('env.ensure_scores_are_not_same', false), ...flag('env.data_path_to_save_groups', opts.groupsFile));
+  return { file: settings.python, args };
+}
+
+/** A cookbook recipe run (method `recipe`): the recipe and its run's chz argv. */
+export interface RecipeEval {
+  recipe: string;
+  argv: string[];
+}
+
+/** The files one model of a `recipe` evaluation writes, relative to the evaluation's directory. */
+export const recipeFiles = (stem: string) => ({ groups: `${stem}.groups.jsonl`, wire: `${stem}.wire.jsonl`, summary: `${stem}.summary.json` });
+
+/** python/cookbook_eval.py for one model: its Config from the recipe's argv, its items, its envs' rewards. */
+export function recipeEvalCommand(settings: Settings, dir: string, o: RecipeEval & { model: string; stem: string; numItems: number }): EvalCommand {
+  const files = recipeFiles(o.stem);
+  const args = [join(PYTHON_HELPERS_DIR, 'cookbook_eval.py'), '--recipe', o.recipe, '--model', o.model, '--num-items', String(o.numItems)];
+  args.push('--groups', join(dir, files.groups), '--wire', join(dir, files.wire), '--summary', join(dir, files.summary), '--', ...o.argv);
   return { file: settings.python, args };
 }

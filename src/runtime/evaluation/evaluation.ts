@@ -13,7 +13,7 @@ import { EVALUATION_RESULT } from '../../core/files/home.js';
 import { evaluationFileUri } from '../../core/resourceUris.js';
 import { compareModels, type Comparison, type ModelScoreAnswer } from './comparison.js';
 import type { EvalMethod } from './evalCommand.js';
-import { EvalModelRun, type EvalFailureKind, type ModelRunContext, type ModelRunResult, type ModelSpec } from './modelRun.js';
+import { EvalModelRun, type EvalFailureKind, type ModelRunContext, type ModelRunResult, type ModelSpec, type SampledTokens } from './modelRun.js';
 
 export type EvaluationStatus = 'running' | 'completed' | 'cancelled';
 
@@ -35,6 +35,8 @@ export interface ModelAnswer extends ModelScoreAnswer {
   error?: string;
   error_kind?: EvalFailureKind;
   env_metrics?: Record<string, unknown>;
+  /** Tokens this model's sampling sent and got back, as reported (the spend of the evaluation). */
+  usage?: SampledTokens;
   duration_seconds?: number;
   log: string;
   rollouts?: string;
@@ -149,6 +151,7 @@ export class Evaluation {
       }
       // A method that sampled past the recording proxy counts from its records; `usage`: the sampler's totals, where the method reports them.
       if (this.ctx.meter) await meterUnseen(this.ctx.meter, this.ctx.dir, spec, (result as { usage?: SampledUsage }).usage).catch((err: unknown) => this.ctx.logger.warn({ err, eval_id: this.id }, "could not count a model's recorded sampling"));
+      if (result.items_source !== undefined && this.results.size === 0) this.params.method_reason += `. Items: ${result.items_source}`;
       this.results.set(spec.label, result);
       this.current = undefined;
       this.events.emit('change');
@@ -178,6 +181,7 @@ export class Evaluation {
         ...answer,
         ...(r.error !== undefined ? { error: r.error, error_kind: r.error_kind } : {}),
         ...(r.env_metrics ? { env_metrics: r.env_metrics } : {}),
+        ...(r.usage ? { usage: r.usage } : {}),
         duration_seconds: r.duration_seconds,
         log: evaluationFileUri(this.id, r.log_file),
         ...(r.rollouts_file ? { rollouts: evaluationFileUri(this.id, r.rollouts_file) } : {}),

@@ -15,9 +15,10 @@ import type { Settings } from '../../core/settings.js';
 import { processEnv, type KeyConfig } from '../inference/command.js';
 import { classifyCrash, classifyDroppedGroups, type FailureKind } from '../inference/failures.js';
 import { ModelProcess, type ModelProcessOutcome } from '../inference/modelProcess.js';
-import { evalCommand, type EvalMethod } from './evalCommand.js';
+import { evalCommand, recipeEvalCommand, recipeFiles, type EvalMethod, type RecipeEval } from './evalCommand.js';
 import { readExchanges, type WireExchange } from '../inference/wire/exchanges.js';
 import type { SamplingMeter } from '../ledger/meter.js';
+import { childEnv } from '../../core/childEnv.js';
 import { recordWire, type WireRecording } from '../inference/wire/recorder.js';
 import { itemScores, readRolloutGroups, type ItemScore, type Rollout } from './rollouts.js';
 import { byExample, messagesText, vfEvalCommand, vfEvalEnv, vfResults } from '../inference/vfEval.js';
@@ -54,6 +55,22 @@ export interface ModelRunContext {
   meter?: SamplingMeter;
   /** A verifiers environment (method vf_eval): its id, the run's load_environment arguments and token limit. */
   verifiers?: { vf_env_id: string; env_args?: Record<string, JsonValue>; max_tokens?: number };
+  /** A cookbook recipe run (method recipe). */
+  recipe?: RecipeEval;
+}
+
+/** The tokens a model's sampling sent and got back, as the endpoint (or Tinker's sampler) reported them. */
+export interface SampledTokens {
+  prompt_tokens: number;
+  completion_tokens: number;
+  requests: number;
+}
+
+/** The sum of the exchanges' reported usage; undefined when none reported any. */
+export function sampledTokens(exchanges: readonly WireExchange[]): SampledTokens | undefined {
+  const reported = exchanges.filter((e) => e.usage !== undefined);
+  if (reported.length === 0) return undefined;
+  return reported.reduce((t, e) => ({ prompt_tokens: t.prompt_tokens + e.usage!.prompt_tokens, completion_tokens: t.completion_tokens + e.usage!.completion_tokens, requests: t.requests + 1 }), { prompt_tokens: 0, completion_tokens: 0, requests: 0 });
 }
 
 export interface ModelRunResult {
@@ -63,9 +80,25 @@ export interface ModelRunResult {
   rollouts_file?: string;
   /** The environment's own metrics (metrics.json `results.all`), in `evaluate` mode. */
   env_metrics?: Record<string, JsonValue>;
+  /** Tokens sampled, from the wire file (`<stem>.wire.jsonl`) where they are recorded request by request. */
+  usage?: SampledTokens;
+  /** Method recipe: which items were scored and why they are not ones the run trained on. */
+  items_source?: string;
   error?: string;
   error_kind?: EvalFailureKind;
   duration_seconds: number;
+}
+
+/** What python/cookbook_eval.py says of one model's run. */
+interface RecipeSummary {
+  items?: { source: string; test_items?: number; trained_batches?: number; trained_prompts?: number; batches_drawn?: [number, number] };
+  env_metrics?: Record<string, JsonValue>;
+}
+
+function itemsSource(items: NonNullable<RecipeSummary['items']>): string {
+  if (items.source === 'test set') return `the first items of the recipe's test set (${items.test_items ?? '?'} items), which the run does not train on`;
+  const [from, to] = items.batches_drawn ?? [0, 0];
+  return `fresh draws of the recipe's generator: batches ${from}-${to}, past the ${items.trained_batches ?? 0} it trains on (the dataset seeds each batch by its index), any item equal to one of the ${items.trained_prompts ?? 0} training prompts left out`;
 }
 
 const fail = (base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, kind: EvalFailureKind, error: string): ModelRunResult => ({ ...base, error_kind: kind, error });
@@ -117,7 +150,7 @@ export class EvalModelRun {
   async run(): Promise<ModelRunResult> {
     const { ctx, spec } = this;
     const logFile = `${spec.stem}.${this.method}.log`;
-    const launch = this.method === 'vf_eval' ? await this.vfLaunch() : await this.atroposLaunch();
+    const launch = this.method === 'vf_eval' ? await this.vfLaunch() : this.method === 'recipe' ? this.recipeLaunch() : await this.atroposLaunch();
     let outcome: ModelProcessOutcome;
     try {
       if (this.stopped !== undefined) return fail({ log_file: logFile, duration_seconds: 0 }, 'cancelled', `Not run: ${this.stopped}`);
@@ -167,6 +200,22 @@ export class EvalModelRun {
     if (!('rows' in found)) return fail(base, found.kind === 'crashed' ? 'no_output' : found.kind, found.error);
     const groups = byExample(found.rows).map((group) => group.map((r) => ({ item: messagesText(r.prompt), prompt: messagesText(r.prompt), completion: messagesText(r.completion), score: r.reward })));
     return this.finish(base, groups);
+  }
+
+  /** python/cookbook_eval.py: the recipe's own envs, sampled through the Tinker SDK with the key in its environment. */
+  private recipeLaunch(): Launch {
+    const { ctx, spec } = this;
+    const cmd = recipeEvalCommand(ctx.settings, ctx.dir, { ...ctx.recipe!, model: spec.model, stem: spec.stem, numItems: ctx.numItems });
+    const env = childEnv(ctx.settings.processEnv, { TINKER_API_KEY: ctx.keyConfig.key, PYTHONUNBUFFERED: '1' });
+    return { ...cmd, cwd: ctx.dir, env, collect: (base) => this.collectRecipe(base) };
+  }
+
+  private async collectRecipe(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>): Promise<ModelRunResult> {
+    const files = recipeFiles(this.spec.stem);
+    const summary = await readSmall(join(this.ctx.dir, files.summary)).then((t) => (t === undefined ? undefined : (JSON.parse(t) as RecipeSummary)), () => undefined);
+    const groups = await readRolloutGroups(join(this.ctx.dir, files.groups), 'groups');
+    const result = await this.finish(base, groups, shownMetrics(summary?.env_metrics), files.wire);
+    return summary?.items ? { ...result, items_source: itemsSource(summary.items) } : result;
   }
 
   private async atroposLaunch(): Promise<Launch> {
@@ -249,11 +298,12 @@ export class EvalModelRun {
 
   private async collectGroups(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groupsFile: string, wireFile: string): Promise<ModelRunResult> {
     const exchanges = await readExchanges(join(this.ctx.dir, wireFile));
-    return this.finish(base, await readRolloutGroups(groupsFile, 'groups', exchanges.length > 0 ? { exchanges, file: wireFile } : undefined));
+    return this.finish(base, await readRolloutGroups(groupsFile, 'groups', exchanges.length > 0 ? { exchanges, file: wireFile } : undefined), undefined, wireFile);
   }
 
-  private async finish(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groups: Rollout[][] | undefined, envMetrics?: Record<string, JsonValue>): Promise<ModelRunResult> {
-    const metrics = envMetrics ? { env_metrics: envMetrics } : {};
+  private async finish(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groups: Rollout[][] | undefined, envMetrics?: Record<string, JsonValue>, wireFile?: string): Promise<ModelRunResult> {
+    const usage = wireFile === undefined ? undefined : sampledTokens(await readExchanges(join(this.ctx.dir, wireFile)));
+    const metrics = { ...(envMetrics ? { env_metrics: envMetrics } : {}), ...(usage ? { usage } : {}) };
     if (groups === undefined || groups.length === 0) return { ...fail(base, 'no_output', 'The process finished but wrote no scored item. See log_file.'), ...metrics };
     const rolloutsFile = `${this.spec.stem}.rollouts.jsonl`;
     const lines = groups.flat().map((r) => JSON.stringify(r)).join('\n');

@@ -34,6 +34,8 @@ export interface EvaluationRequest extends EvaluationParams {
   verifiers?: ModelRunContext['verifiers'];
   /** The base model the run trains: its checkpoints' sampling is priced as it. */
   pricedAs?: string;
+  /** Method recipe: the cookbook recipe run (modelRun.ts). */
+  recipe?: ModelRunContext['recipe'];
 }
 
 /** What rl_get_results lists of one evaluation. */
@@ -72,9 +74,9 @@ export class Evaluations {
     redactor.add(key);
     const { id, dir } = await this.jobs.create();
     const keyConfig = await writeKeyConfig(key);
-    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, verifiers, pricedAs, ...params } = req;
+    const { envFile, envConfig, serverEntries, numItems, groupSize, timeoutSeconds, verifiers, recipe, pricedAs, ...params } = req;
     const meter = samplingMeter(settings, { kind: 'evaluation', id, model: pricedAs ?? req.models[0]?.model ?? 'unknown' }, pricedAs, logger);
-    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds, meter, ...(verifiers ? { verifiers } : {}) };
+    const ctx = { settings, redactor, logger, keyConfig, dir, envFile, envConfig, baseUrl: settings.tinkerOaiBaseUrl, serverEntries, numItems, groupSize, timeoutSeconds, meter, ...(verifiers ? { verifiers } : {}), ...(recipe ? { recipe } : {}) };
     const evaluation = new Evaluation(id, params, ctx, () => keyConfig.remove().catch((err: unknown) => logger.error({ err, eval_id: id }, 'could not remove the evaluation key file')));
     this.jobs.add(evaluation);
     logger.info({ eval_id: id, run_id: req.run_id, models: req.models.map((m) => m.model), method: req.method }, 'evaluation started');

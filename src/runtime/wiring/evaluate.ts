@@ -20,6 +20,7 @@ import { type FrameworkName, isDamaged, isEnded, type RunRecord } from '../runs/
 import { RunFiles } from '../runs/registry/runFiles.js';
 import { frameworkOf } from '../runs/choice/frameworks.js';
 import type { Runtime } from './runtime.js';
+import { recipePlan } from './evaluateRecipe.js';
 
 export interface EvaluateArgs {
   run_id?: string;
@@ -68,17 +69,20 @@ function modelSpecs(baseModel: string, baseline: boolean, checkpoints: { step: n
 }
 
 /** How a run of each framework is evaluated: its base model, the method, and what the method needs. */
-interface EvaluationPlan {
+export interface EvaluationPlan {
   baseModel: string;
   method: MethodChoice;
   serverEntries: 1 | 2;
   verifiers?: EvaluationRequest['verifiers'];
+  recipe?: EvaluationRequest['recipe'];
+  /** What the caller should know before anything is spent. */
+  note?: string;
 }
 
-type Planner = (runtime: Runtime, run: RunRecord, config: RunConfigSections, requested: EvaluateArgs['method']) => Promise<EvaluationPlan>;
+export type Planner = (runtime: Runtime, run: RunRecord, config: RunConfigSections, requested: EvaluateArgs['method'], groupSize: number) => Promise<EvaluationPlan>;
 
 const atroposPlan: Planner = async (runtime, run, config, requested) => {
-  if (requested === 'vf_eval') throw new UserError(`Run '${run.run_id}' is an Atropos run: method vf_eval is for verifiers environments; use auto, evaluate or process.`, { run_id: run.run_id });
+  if (requested === 'vf_eval' || requested === 'recipe') throw new UserError(`Run '${run.run_id}' is an Atropos run: method ${requested} is for cookbook runs; use auto, evaluate or process.`, { run_id: run.run_id });
   // tinker-atropos trains the model named by env.tokenizer_name (its config's base_model).
   const tokenizer = config.env.tokenizer_name;
   const baseModel = typeof tokenizer === 'string' && tokenizer !== '' ? tokenizer : String(runtime.settings.locked.openai.model_name);
@@ -92,15 +96,10 @@ const VF_EVAL_REASON =
   'OpenAI-compatible endpoint and saves every rollout\'s reward (results.jsonl), so all models are scored on the same examples with intervals; the ' +
   "cookbook's verifiers_rl.evaluate samples through the SDK and saves no per-example scores";
 
-const cookbookPlan: Planner = async (_runtime, run, config, requested) => {
+const cookbookPlan: Planner = async (runtime, run, config, requested, groupSize) => {
   const vfEnvId = config.cookbook?.vf_env_id;
-  if (typeof vfEnvId !== 'string') {
-    throw new UserError(
-      `Run '${run.run_id}' trains the cookbook recipe ${String(config.cookbook?.recipe ?? run.environment)}, which has no evaluation the server can run against an endpoint (only verifiers environments do, through verifiers' eval). Its own test metrics, when its recipe has evaluators, are the test/ keys of rl_get_results (metrics.jsonl, every eval_every steps).`,
-      { run_id: run.run_id, framework: 'cookbook' },
-    );
-  }
-  if (requested !== 'auto' && requested !== 'vf_eval') throw new UserError(`Run '${run.run_id}' is a cookbook run of a verifiers environment: use method auto or vf_eval (${requested} is atroposlib's).`, { run_id: run.run_id });
+  if (typeof vfEnvId !== 'string') return recipePlan(runtime, run, config, requested, groupSize);
+  if (requested !== 'auto' && requested !== 'vf_eval') throw new UserError(`Run '${run.run_id}' is a cookbook run of a verifiers environment: use method auto or vf_eval (${requested} is not for it).`, { run_id: run.run_id });
   const envArgs = config.env.vf_env_args;
   const maxTokens = config.env.max_tokens;
   return {
@@ -130,7 +129,8 @@ export async function evaluateRun(runtime: Runtime, args: EvaluateArgs, wait: Wa
   const { chosen, note } = chooseCheckpoints(checkpointsOf(trainer), args.checkpoints ?? 'latest', state);
   const read = await readRunConfigFile(new RunFiles(runtime.settings.home), run.run_id);
   if ('config_error' in read) throw new UserError(`Run '${run.run_id}' cannot be evaluated: its ${read.config_error}.`, { run_id: run.run_id });
-  const plan = await PLANNERS[run.framework](runtime, run, read.config, args.method);
+  const plan = await PLANNERS[run.framework](runtime, run, read.config, args.method, args.group_size);
+  const notes = [note, plan.note].filter((n) => n !== undefined).join(' ');
   const envConfig: Record<string, JsonValue> = read.config.env;
   return runtime.evaluations.start(
     {
@@ -142,7 +142,7 @@ export async function evaluateRun(runtime: Runtime, args: EvaluateArgs, wait: Wa
       models: modelSpecs(plan.baseModel, args.baseline, chosen),
       pricedAs: plan.baseModel,
       run_at_start: { status: run.status, steps_completed: trainer.steps_completed },
-      ...(note ? { note } : {}),
+      ...(notes ? { note: notes } : {}),
       envFile: run.environment_file,
       envConfig,
       serverEntries: plan.serverEntries,
@@ -150,6 +150,7 @@ export async function evaluateRun(runtime: Runtime, args: EvaluateArgs, wait: Wa
       groupSize: args.group_size,
       timeoutSeconds: args.timeout_seconds,
       ...(plan.verifiers ? { verifiers: plan.verifiers } : {}),
+      ...(plan.recipe ? { recipe: plan.recipe } : {}),
     },
     wait,
   );

@@ -5,6 +5,7 @@
  * otherwise complete answer, never a failed call. A run that does not log to W&B but records its
  * metrics itself (a cookbook run's metrics.jsonl) is answered from that record (runMetrics.ts).
  */
+import { loggedTestMetrics, type LoggedTestMetrics } from '../runs/cookbook/testMetrics.js';
 import { writeAtomically } from '../../core/files/atomicFile.js';
 import { UserError } from '../../core/errors.js';
 import { RUN_FILES, runFilePath } from '../../core/files/home.js';
@@ -63,6 +64,8 @@ export type RunResults = {
   storage?: RunStorage;
   /** rl_evaluate's evaluations of this run, newest first. */
   evaluations?: EvaluationListing[];
+  /** A cookbook recipe's own test-set metrics, first logged step against the last. */
+  test_metrics?: LoggedTestMetrics;
   /** Set when `history` holds fewer rows than were sampled: the file holding them all. */
   history_file?: string;
   history_note?: string;
@@ -137,10 +140,11 @@ export async function statusWithMetrics(runtime: Runtime, runId: string, signal?
 export async function runResults(runtime: Runtime, runId: string, samples: number, signal?: AbortSignal): Promise<RunResults> {
   const read = record(runtime, runId);
   const trainer = await frameworkOf(read).readSummary(read);
-  const [run, evaluations, wandb] = await Promise.all([
+  const [run, evaluations, wandb, testMetrics] = await Promise.all([
     runtime.runs.usage.current(read, trainer),
     runtime.evaluations.ofRun(read.run_id),
     results(runtime.wandb, read, samples, signal),
+    read.framework === 'cookbook' ? loggedTestMetrics(read).catch(() => undefined) : undefined,
   ]);
   return {
     run_id: run.run_id,
@@ -155,6 +159,7 @@ export async function runResults(runtime: Runtime, runId: string, samples: numbe
     ...costOf(run),
     ...storageOf(run),
     ...(evaluations.length ? { evaluations } : {}),
+    ...(testMetrics ? { test_metrics: testMetrics } : {}),
   };
 }
 

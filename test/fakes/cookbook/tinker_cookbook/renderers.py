@@ -62,3 +62,7 @@ class TrainOnWhat(StrEnum):
     ALL_TOKENS = "all_tokens"
     ALL_USER_AND_SYSTEM_MESSAGES = "all_user_and_system_messages"
     CUSTOMIZED = "customized"
+
+
+def get_text_content(message: Message) -> str:
+    return format_content_as_string(message.get("content", ""))

@@ -7,6 +7,7 @@ request argument raises at once, before any future exists.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 from concurrent.futures import Future
@@ -224,7 +225,7 @@ class TrainingClient:
 
     def optim_step(self, adam_params: types.AdamParams) -> APIFuture[types.OptimStepResponse]:
         def work(who: dict) -> types.OptimStepResponse:
-            _server.touch_run(self.model_id)
+            _server.count_optim_step(self.model_id)
             return types.OptimStepResponse(metrics={})
 
         return self._submit("optim_step", {"learning_rate": adam_params.learning_rate}, work)
@@ -282,31 +283,36 @@ class TrainingClient:
     def save_weights_and_get_sampling_client(self, name: str | None = None, retry_config: Any = None) -> "SamplingClient":
         # The SDK saves ephemeral weights (no checkpoint to list) and samples them.
         base_model = self.get_info().model_data.model_name
-        return SamplingClient._create(self.holder, None, base_model)
+        return SamplingClient._create(self.holder, None, base_model, training_run_id=self.model_id)
 
     async def save_weights_and_get_sampling_client_async(self, name: str | None = None, retry_config: Any = None) -> "SamplingClient":
         return await asyncio.to_thread(self.save_weights_and_get_sampling_client)
 
 
 class SamplingClient:
-    def __init__(self, holder: _Connection, sampler_id: str, base_model: str):
+    def __init__(self, holder: _Connection, sampler_id: str, base_model: str, steps: int = 0):
         self.holder = holder
         self._sampler_id = sampler_id
         self._base_model = base_model
+        self._steps = steps
+        self._draws = itertools.count()
 
     @classmethod
-    def _create(cls, holder: _Connection, model_path: str | None, base_model: str | None) -> "SamplingClient":
+    def _create(cls, holder: _Connection, model_path: str | None, base_model: str | None,
+                training_run_id: str | None = None) -> "SamplingClient":
         seq = holder.next_seq("sample")
-        sampler_id, base = holder.run(
+        sampler_id, base, steps = holder.run(
             "create_sampling_client", {"model_path": model_path, "base_model": base_model},
-            lambda who: _server.create_sampler(holder.session_id, seq, base_model, model_path),
+            lambda who: _server.create_sampler(holder.session_id, seq, base_model, model_path, training_run_id),
         )
-        return cls(holder, sampler_id, base)
+        return cls(holder, sampler_id, base, steps)
 
     def sample(self, prompt: types.ModelInput, num_samples: int, sampling_params: types.SamplingParams,
                include_prompt_logprobs: bool = False, topk_prompt_logprobs: int = 0) -> "Future[types.SampleResponse]":
         args = {"sampler_id": self._sampler_id, "num_samples": num_samples, "prompt_tokens": prompt.length}
-        return _in_background(lambda: self.holder.run("sample", args, lambda who: _server.sample(num_samples, sampling_params)))
+        tokens, draw = prompt.to_ints(), next(self._draws)
+        return _in_background(lambda: self.holder.run("sample", args, lambda who: _server.sample(
+            num_samples, sampling_params, tokens, self._steps, draw)))
 
     async def sample_async(self, prompt: types.ModelInput, num_samples: int, sampling_params: types.SamplingParams,
                            include_prompt_logprobs: bool = False, topk_prompt_logprobs: int = 0) -> types.SampleResponse:

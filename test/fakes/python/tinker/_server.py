@@ -7,6 +7,8 @@ publishing a public checkpoint (or unpublishing a private one).
 """
 from __future__ import annotations
 
+import random
+import re
 import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -75,6 +77,12 @@ def touch_run(run_id: str) -> dict:
     record["last_request_time"] = s.iso(s.now())
     s.write_json(record, "runs", s.file_name(run_id))
     return record
+
+
+def count_optim_step(run_id: str) -> None:
+    record = touch_run(run_id)
+    record["optim_steps"] = record.get("optim_steps", 0) + 1
+    s.write_json(record, "runs", s.file_name(run_id))
 
 
 def _training_run(record: dict) -> types.TrainingRun:
@@ -153,6 +161,7 @@ def save_checkpoint(run_id: str, folder: str, name: str, ttl_seconds: int | None
     per_rank = {**{"sampler": s.SAMPLER_BYTES_PER_RANK, "state": s.STATE_BYTES_PER_RANK}, **s.settings().get("bytes_per_rank", {})}
     path = f"tinker://{run_id}/{folder}/{name}"
     _store({
+        "optim_steps": record.get("optim_steps", 0),
         "checkpoint_id": f"{folder}/{name}",
         "checkpoint_type": "training" if folder == "weights" else "sampler",
         "time": s.iso(created),
@@ -177,11 +186,13 @@ def weights_info(tinker_path: str) -> types.WeightsInfoResponse:
 
 
 def load_checkpoint(run_id: str, tinker_path: str) -> types.LoadWeightsResponse:
-    parsed, _ = _checkpoint_at(tinker_path, "POST", "/api/v1/load_weights")
+    parsed, checkpoint = _checkpoint_at(tinker_path, "POST", "/api/v1/load_weights")
     if parsed.checkpoint_type != "training":
         raise status_error(400, f"{tinker_path} is a sampler checkpoint; load_state needs a weights/ checkpoint",
                            "POST", "/api/v1/load_weights")
-    touch_run(run_id)
+    record = touch_run(run_id)
+    record["optim_steps"] = checkpoint.get("optim_steps", 0)
+    s.write_json(record, "runs", s.file_name(run_id))
     return types.LoadWeightsResponse(path=tinker_path, model_id=run_id, type="load_weights")
 
 
@@ -234,25 +245,57 @@ def archive_url(run_id: str, checkpoint_id: str) -> types.CheckpointArchiveUrlRe
 # ---- sampling ----
 
 
-def create_sampler(session_id: str, seq: int, base_model: str | None, model_path: str | None) -> tuple[str, str]:
-    """The new sampler's id and the base model it samples."""
+def create_sampler(session_id: str, seq: int, base_model: str | None, model_path: str | None,
+                   training_run_id: str | None = None) -> tuple[str, str, int]:
+    """The new sampler's id, the base model it samples and the optimizer steps its weights had
+    (0 for a base model; a checkpoint's when it was saved; a training client's current ones)."""
+    steps = run_record(training_run_id).get("optim_steps", 0) if training_run_id is not None else 0
     if model_path is not None:
         base_model = weights_info(model_path).base_model if base_model is None else base_model
+        parsed, record = _checkpoint_at(model_path, "POST", "/api/v1/create_sampling_session")
+        steps = record.get("optim_steps", 0)
     elif base_model not in [m.model_name for m in live_models()]:
         raise status_error(400, f"Base model {base_model} is not supported", "POST", "/api/v1/create_sampling_session")
     sampler_id = f"{session_id}:sample:{seq}"
     s.write_json({"sampler_id": sampler_id, "session_id": session_id, "base_model": base_model, "model_path": model_path},
                  "samplers", s.file_name(sampler_id))
-    return sampler_id, base_model
+    return sampler_id, base_model, steps
 
 
-def sample(num_samples: int, params: types.SamplingParams) -> types.SampleResponse:
-    text = s.settings().get("sample_text", DEFAULT_SAMPLE_TEXT)
-    limit = params.max_tokens if params.max_tokens is not None else len(text)
-    tokens = [ord(c) for c in text][:limit]
-    stop = "stop" if len(tokens) == len(text) else "length"
-    sequence = types.SampledSequence(stop_reason=stop, tokens=tokens, logprobs=[-0.5] * len(tokens))
-    return types.SampleResponse(sequences=[sequence] * num_samples)
+_SUM = re.compile(r"(\d+) \+ (\d+)")
+
+
+def _skilled_reply(skill: dict, prompt: str, steps: int, draw: int) -> list[int] | None:
+    """service.json ``answer_skill`` {untrained, trained, half_life_steps}: a prompt whose last
+    sum is "x + y" is answered x + y (then the end-of-sequence token 0) with a probability rising
+    from ``untrained`` (no optimizer step) towards ``trained``, halfway after ``half_life_steps``;
+    else a near miss. Drawn from (prompt, steps, draw): the same model answers the same alike."""
+    sums = _SUM.findall(prompt)
+    if not sums:
+        return None
+    x, y = (int(v) for v in sums[-1])
+    low, high = float(skill.get("untrained", 0.0)), float(skill.get("trained", 1.0))
+    p = high - (high - low) * 0.5 ** (steps / float(skill.get("half_life_steps", 2)))
+    rng = random.Random(f"{prompt}|{steps}|{draw}")
+    answer = x + y if rng.random() < p else x + y + rng.choice([-10, -1, 1, 10])
+    return [ord(c) for c in str(answer)] + [0]
+
+
+def sample(num_samples: int, params: types.SamplingParams, prompt_tokens: list[int] | None = None, steps: int = 0,
+           draw: int = 0) -> types.SampleResponse:
+    settings = s.settings()
+    skill = settings.get("answer_skill")
+    prompt = "".join(chr(t) for t in prompt_tokens or [] if t > 0)
+    sequences = []
+    for i in range(num_samples):
+        reply = _skilled_reply(skill, prompt, steps, draw + i) if skill else None
+        if reply is None:
+            reply = [ord(c) for c in settings.get("sample_text", DEFAULT_SAMPLE_TEXT)]
+        limit = params.max_tokens if params.max_tokens is not None else len(reply)
+        tokens = reply[:limit]
+        stop = "stop" if len(tokens) == len(reply) else "length"
+        sequences.append(types.SampledSequence(stop_reason=stop, tokens=tokens, logprobs=[-0.5] * len(tokens)))
+    return types.SampleResponse(sequences=sequences)
 
 
 # ---- billing ----

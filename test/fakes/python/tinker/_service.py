@@ -165,7 +165,7 @@ def _raise_fault(fault: dict, method: str) -> None:
 
 
 def settings() -> dict:
-    """service.json: `retry_window_seconds` (default the SDK's 300), `sample_text`, `bytes_per_rank`."""
+    """service.json: `retry_window_seconds` (default the SDK's 300), `sample_text`, `answer_skill`, `bytes_per_rank`."""
     return (read_json("service.json", default={}) or {}) if root() is not None else {}
 
 

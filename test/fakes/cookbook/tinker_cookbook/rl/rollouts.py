@@ -10,40 +10,32 @@ from typing import Any
 
 import tinker
 
+from tinker_cookbook.completers import TinkerTokenCompleter, TokenCompleter
 from tinker_cookbook.rl.types import EnvGroupBuilder, Trajectory, TrajectoryGroup, Transition
 
 
-class TinkerTokenCompleter:
-    """The policy: samples from a Tinker sampling client (tinker_cookbook/completers.py)."""
-
-    def __init__(self, sampling_client: tinker.SamplingClient, max_tokens: int, temperature: float = 1.0) -> None:
-        self.sampling_client = sampling_client
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-
-    async def __call__(self, model_input: tinker.ModelInput, stop: list[str]) -> tuple[list[int], list[float]]:
-        response = await self.sampling_client.sample_async(
-            prompt=model_input, num_samples=1,
-            sampling_params=tinker.SamplingParams(max_tokens=self.max_tokens, temperature=self.temperature, stop=stop))
-        sequence = response.sequences[0]
-        return list(sequence.tokens), list(sequence.logprobs or [0.0] * len(sequence.tokens))
-
-
-async def do_single_rollout(policy: TinkerTokenCompleter, env: Any) -> Trajectory:
+async def do_single_rollout(policy: TokenCompleter, env: Any) -> Trajectory:
+    """One episode: the policy answers each observation until the env says it is done."""
+    transitions = []
     ob, stop = await env.initial_observation()
-    tokens, logprobs = await policy(ob, stop)
-    result = await env.step(tokens)
-    return Trajectory([Transition(ob, tokens, logprobs, result.reward, result.episode_done, result.metrics)])
+    while True:
+        ac = await policy(ob, stop)
+        result = await env.step(ac.tokens)
+        transitions.append(Transition(ob, ac, result.reward, result.episode_done, result.metrics))
+        if result.episode_done:
+            return Trajectory(transitions)
+        ob, stop = result.next_observation, result.next_stop_condition
 
 
-async def do_group_rollout(builder: EnvGroupBuilder, policy: TinkerTokenCompleter, strategy: Any = None,
+async def do_group_rollout(builder: EnvGroupBuilder, policy: TokenCompleter, strategy: Any = None,
                            termination: Any = None) -> TrajectoryGroup:
     envs = await builder.make_envs()
-    trajectories = await asyncio.gather(*(do_single_rollout(policy, env) for env in envs))
-    return TrajectoryGroup(list(trajectories), [0.0] * len(trajectories), [{} for _ in trajectories])
+    trajectories = list(await asyncio.gather(*(do_single_rollout(policy, env) for env in envs)))
+    group_rewards = await builder.compute_group_rewards(trajectories, envs)
+    return TrajectoryGroup(trajectories, [r for r, _ in group_rewards], [m for _, m in group_rewards])
 
 
-async def do_group_rollout_and_filter_constant_reward(builder: EnvGroupBuilder, policy: TinkerTokenCompleter,
+async def do_group_rollout_and_filter_constant_reward(builder: EnvGroupBuilder, policy: TokenCompleter,
                                                       strategy: Any = None, termination: Any = None) -> TrajectoryGroup:
     trajectory_group = await do_group_rollout(
         builder,

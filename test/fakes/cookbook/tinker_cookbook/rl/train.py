@@ -8,7 +8,10 @@
    new ``create_lora_training_client_async(model_name, rank=lora_rank)``. An unknown or retired
    base model fails here with the service's error (a traceback, exit code 1).
 3. "Will train on <n> batches": n = len(dataset), or ``max_steps`` when smaller.
-4. For each batch i from the start batch: sample every group with the current sampling client,
+4. For each batch i from the start batch: first, when i is a multiple of ``eval_every`` (> 0), the
+   evaluators with the current sampling client (the test set's ``RLTestSetEvaluator`` when the
+   dataset builder returned one: its ``env/all`` keys prefixed ``test/`` in the row; at i = 0 the untrained
+   weights); then sample every group with the current sampling client,
    train (``forward_backward_async`` + ``optim_step_async`` per substep), then save a checkpoint
    when i+1 is a multiple of ``save_every`` (state + sampler, ``ttl_seconds``, record batch i+1)
    and sample from it, else from ``save_weights_and_get_sampling_client_async()``; then one
@@ -18,7 +21,7 @@
 5. The final checkpoint (record "final", batch n, no TTL), unless the start batch was already n
    ("Training was already complete; nothing to do"); then "Training completed successfully".
 An exception anywhere ends the process with its traceback on stderr (logs.log does not get it).
-Not modelled: evaluators (the kept recipes have no test set), async and streaming-minibatch modes,
+Not modelled: evaluator_builders (other evaluators than the test set), async and streaming-minibatch modes,
 KL penalties, trace files, per-iteration rollout dumps.
 """
 from __future__ import annotations
@@ -36,6 +39,7 @@ from tinker_cookbook import _fake_control, checkpoint_utils
 from tinker_cookbook.exceptions import ConfigurationError
 from tinker_cookbook.rl import rollouts
 from tinker_cookbook.rl.rollouts import TinkerTokenCompleter
+from tinker_cookbook.rl.metric_util import RLTestSetEvaluator
 from tinker_cookbook.rl.types import RLDataset, RLDatasetBuilder, TrajectoryGroup, trajectory_group_metrics
 from tinker_cookbook.utils import ml_log
 
@@ -104,15 +108,15 @@ def _datum(transition: Any, advantage: float) -> tinker.Datum:
     """One trajectory as training data: the prompt and all but the last sampled token in, the
     sampled tokens as targets with their sampling logprobs and the group-relative advantage."""
     prompt = transition.ob.to_ints()
-    tokens = prompt + transition.ac_tokens
+    tokens = prompt + transition.ac.tokens
     n_prompt = len(prompt) - 1
     return tinker.Datum(
         model_input=tinker.ModelInput.from_ints(tokens[:-1]),
         loss_fn_inputs={
             "target_tokens": tokens[1:],
-            "logprobs": [0.0] * n_prompt + transition.ac_logprobs,
-            "advantages": [0.0] * n_prompt + [advantage] * len(transition.ac_tokens),
-            "mask": [0.0] * n_prompt + [1.0] * len(transition.ac_tokens),
+            "logprobs": [0.0] * n_prompt + transition.ac.logprobs,
+            "advantages": [0.0] * n_prompt + [advantage] * len(transition.ac.tokens),
+            "mask": [0.0] * n_prompt + [1.0] * len(transition.ac.tokens),
         },
     )
 
@@ -123,7 +127,7 @@ def assemble_training_data(groups: list[TrajectoryGroup]) -> list[tinker.Datum]:
         rewards = group.get_total_rewards()
         mean = sum(rewards) / len(rewards)
         for trajectory, reward in zip(group.trajectories_G, rewards):
-            data += [_datum(t, reward - mean) for t in trajectory.transitions if t.ac_tokens]
+            data += [_datum(t, reward - mean) for t in trajectory.transitions if t.ac.tokens]
     return data
 
 
@@ -165,7 +169,8 @@ async def train_step(data: list[tinker.Datum], training_client: tinker.TrainingC
 
 async def do_sync_training(start_batch: int, end_batch: int, config: Config, training_client: tinker.TrainingClient,
                            dataset: RLDataset, ml_logger: ml_log.Logger,
-                           checkpoint_mgr: checkpoint_utils.CheckpointManager) -> None:
+                           checkpoint_mgr: checkpoint_utils.CheckpointManager,
+                           evaluators: list[RLTestSetEvaluator] | None = None) -> None:
     sampling_client = await training_client.save_weights_and_get_sampling_client_async()
     for i_batch in range(start_batch, end_batch):
         started = time.time()
@@ -175,6 +180,9 @@ async def do_sync_training(start_batch: int, end_batch: int, config: Config, tra
             "progress/done_frac": (i_batch + 1) / end_batch,
         }
         timing: dict[str, float] = {}
+        if config.eval_every > 0 and i_batch % config.eval_every == 0:
+            for evaluator in evaluators or []:
+                metrics.update(await evaluator(sampling_client))
         builders = dataset.get_batch(i_batch)
         policy = TinkerTokenCompleter(sampling_client, max_tokens=config.max_tokens, temperature=config.temperature)
         sampling_started = time.time()
@@ -216,7 +224,8 @@ async def main(config: Config) -> None:
     service_client, training_client = await checkpoint_utils.create_training_client_async(
         config, resume_info, ml_logger.get_logger_url())
 
-    dataset, _test_dataset = await config.dataset_builder()
+    dataset, maybe_test_dataset = await config.dataset_builder()
+    evaluators = [RLTestSetEvaluator(maybe_test_dataset, max_tokens=config.max_tokens)] if maybe_test_dataset is not None else []
     end_batch = min(config.max_steps, len(dataset)) if config.max_steps is not None else len(dataset)
     logger.info(f"Will train on {end_batch} batches")
     if config.kl_penalty_coef > 0 and config.kl_reference_config is None:
@@ -226,7 +235,7 @@ async def main(config: Config) -> None:
         training_client=training_client, service_client=service_client, log_path=config.log_path,
         save_every=config.save_every, ttl_seconds=config.ttl_seconds, rolling_save_every=config.rolling_save_every,
         rolling_ttl_seconds=config.rolling_ttl_seconds)
-    await do_sync_training(start_batch, end_batch, config, training_client, dataset, ml_logger, checkpoint_mgr)
+    await do_sync_training(start_batch, end_batch, config, training_client, dataset, ml_logger, checkpoint_mgr, evaluators)
 
     if start_batch < end_batch:
         await checkpoint_mgr.save_final_async(loop_state={"batch": end_batch})

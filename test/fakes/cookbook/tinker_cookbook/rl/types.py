@@ -10,6 +10,8 @@ from typing import Any
 
 import tinker
 
+from tinker_cookbook.completers import TokensWithLogprobs
+
 Metrics = dict[str, float]
 
 
@@ -18,6 +20,7 @@ class StepResult:
     reward: float
     episode_done: bool
     next_observation: tinker.ModelInput
+    next_stop_condition: Any = None
     metrics: Metrics = field(default_factory=dict)
 
 
@@ -32,8 +35,7 @@ class Env:
 @dataclass
 class Transition:
     ob: tinker.ModelInput
-    ac_tokens: list[int]
-    ac_logprobs: list[float]
+    ac: TokensWithLogprobs
     reward: float
     episode_done: bool
     metrics: Metrics = field(default_factory=dict)
@@ -59,6 +61,10 @@ class EnvGroupBuilder:
     async def make_envs(self) -> Sequence[Env]:
         raise NotImplementedError
 
+    async def compute_group_rewards(self, trajectory_group: list[Trajectory], env_group: Sequence[Env]) -> list[tuple[float, Metrics]]:
+        """Rewards given to the group as a whole, added to each trajectory's (none by default)."""
+        return [(0.0, {}) for _ in trajectory_group]
+
     def logging_tags(self) -> list[str]:
         return []
 
@@ -82,7 +88,7 @@ def trajectory_group_metrics(groups: list[TrajectoryGroup]) -> dict[str, Any]:
     metrics, and the share of groups whose rewards are mixed, all good (>= 0.5) or all bad."""
     trajectories = [t for g in groups for t in g.trajectories_G]
     transitions = [tr for t in trajectories for tr in t.transitions]
-    ac_tokens = sum(len(tr.ac_tokens) for tr in transitions)
+    ac_tokens = sum(len(tr.ac.tokens) for tr in transitions)
     ob_tokens = sum(tr.ob.length for tr in transitions)
     turns = len(transitions)
     rewards = [r for g in groups for r in g.get_total_rewards()]

@@ -1,6 +1,7 @@
 """``python -m tinker_cookbook.recipes.math_rl.train key=value ...`` (tinker_cookbook/recipes/math_rl/
-train.py): RL on math problems. Only ``env=arithmetic`` works in the fake (the other datasets come
-from the Hugging Face hub); any other value fails as upstream does for an unknown one."""
+train.py): RL on math problems. The fake keeps ``env=arithmetic`` (generated, no test set) and
+``env=gsm8k`` (a test set, from math_env.py's hub stand-in); math, polaris and deepmath fail as an
+unknown value does."""
 import asyncio
 import logging
 from datetime import datetime
@@ -10,7 +11,7 @@ import chz
 from tinker.types import LossFnType
 
 from tinker_cookbook import checkpoint_utils, cli_utils
-from tinker_cookbook.recipes.math_rl import arithmetic_env
+from tinker_cookbook.recipes.math_rl import arithmetic_env, math_env
 from tinker_cookbook.rl.train import AsyncConfig, Config, StreamMinibatchConfig, main
 from tinker_cookbook.rl.types import RLDatasetBuilder
 
@@ -63,6 +64,9 @@ def get_dataset_builder(env: str, batch_size: int, model_name: str, renderer_nam
         return arithmetic_env.ArithmeticDatasetBuilder(batch_size=batch_size, model_name_for_tokenizer=model_name,
                                                        renderer_name=renderer_name, n_batches=100,
                                                        include_fewshot=True, group_size=group_size)
+    elif env in ["gsm8k"]:
+        return math_env.get_math_dataset_builder(dataset_name=env, batch_size=batch_size, model_name_for_tokenizer=model_name,
+                                                 renderer_name=renderer_name, group_size=group_size, seed=seed)
     raise ValueError(f"Unknown environment: {env}")
 
 

@@ -12,6 +12,7 @@ import tinker
 import verifiers as vf
 
 from tinker_cookbook.rl.types import EnvGroupBuilder, RLDataset, RLDatasetBuilder, Trajectory, TrajectoryGroup, Transition
+from tinker_cookbook.completers import TokensWithLogprobs
 
 
 def convert_states_to_trajectory_group(states: list[dict[str, Any]]) -> TrajectoryGroup:
@@ -23,8 +24,8 @@ def convert_states_to_trajectory_group(states: list[dict[str, Any]]) -> Trajecto
             tokens = step.get("tokens")
             transitions.append(Transition(
                 ob=tinker.ModelInput.from_ints(tokens.get("prompt_ids", [])) if tokens else tinker.ModelInput.empty(),
-                ac_tokens=tokens.get("completion_ids", []) if tokens else [],
-                ac_logprobs=tokens.get("completion_logprobs", []) if tokens else [],
+                ac=TokensWithLogprobs(tokens.get("completion_ids", []) if tokens else [],
+                                      tokens.get("completion_logprobs", []) if tokens else []),
                 reward=0.0, episode_done=i == len(steps) - 1, metrics={}))
         trajectories.append(Trajectory(transitions))
         rewards.append(state.get("reward") or 0.0)

@@ -14,15 +14,17 @@ export class Waker {
     for (const wake of [...this.waiters]) wake();
   }
 
-  sleep(ms: number): Promise<void> {
+  /** Resolves after `ms`, or at the next notify: true when a notify woke it. */
+  sleep(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const done = (): void => {
+      const done = (woken: boolean): void => {
         clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
+        this.waiters.delete(wake);
+        resolve(woken);
       };
-      const timer = setTimeout(done, Math.max(0, ms));
-      this.waiters.add(done);
+      const wake = (): void => done(true);
+      const timer = setTimeout(() => done(false), Math.max(0, ms));
+      this.waiters.add(wake);
     });
   }
 }

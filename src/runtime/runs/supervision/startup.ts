@@ -39,7 +39,9 @@ export const probeDelayMs = (waitedMs: number): number => Math.min(250, Math.max
  * PROBE_GAP_MS after that probe began unless the start-up is no longer wanted.
  */
 export async function pauseAfterProbe(waker: Waker, probedAt: number, dueMs: number, starting: () => boolean): Promise<void> {
-  await waker.sleep(probedAt + dueMs - Date.now());
+  // A timer fires by the event loop's cached time, which a busy loop lets lag the wall clock: one
+  // may end a few ms before it is due, and then the pause goes on to its due time unless woken.
+  while (Date.now() < probedAt + dueMs) if (await waker.sleep(probedAt + dueMs - Date.now())) break;
   while (starting() && Date.now() < probedAt + PROBE_GAP_MS) await waker.sleep(probedAt + PROBE_GAP_MS - Date.now());
 }
 
@@ -128,7 +130,7 @@ export class StartUp {
         });
       },
       starting: this.starting,
-      sleep: (ms) => this.waker.sleep(ms),
+      sleep: async (ms) => void (await this.waker.sleep(ms)),
       logger: this.ctx.logger,
     });
   }

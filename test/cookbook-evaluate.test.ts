@@ -84,6 +84,12 @@ test('a completed math_rl run: base and trained checkpoint scored on the same fr
     const wire = readFileSync(join(home, 'evaluations', answer.eval_id, `${i}-${m.label}.wire.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(wire.reduce((n: number, w: any) => n + w.usage.completion_tokens, 0), m.usage.completion_tokens);
   }
+  // In the spend ledger as sampling of the run's base model, priced from those tokens (the checkpoint as its base model).
+  const sampled = stored.models.reduce((usd: number, m: any) => usd + (m.usage.prompt_tokens * price.prefill + m.usage.completion_tokens * price.sample) / 1e6, 0);
+  const spend = (await h.call('rl_estimate_cost', {})).json.spend;
+  const entry = spend.by_id.find((s: any) => s.kind === 'evaluation' && s.id === answer.eval_id);
+  assert.ok(entry !== undefined, JSON.stringify(spend));
+  assert.ok(Math.abs(entry.usd - sampled) < 1e-9, `ledger ${entry.usd} vs sampled ${sampled}`);
   // The items are not ones the run trained on: none of the 100 training batches' sums.
   const trained = trainingPairs(4, 100);
   const groups = readFileSync(join(home, 'evaluations', answer.eval_id, '0-base.groups.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));

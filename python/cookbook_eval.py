@@ -86,18 +86,26 @@ async def choose_items(config: Any, num_items: int) -> tuple[list[Any], dict[str
 
         builders = dataset_to_env_group_builders(test)
         return builders[:num_items], {"source": "test set", "test_items": len(builders)}
-    seen = set()
     trained = len(train)
+
+    def batch_past(index: int) -> Any:
+        try:
+            return train.get_batch(index)
+        # IndexError/KeyError/ValueError from a list-backed dataset; AssertionError from upstream's
+        # finite datasets (math_rl's MathDataset.get_batch asserts its batch is not empty).
+        except (AssertionError, IndexError, KeyError, ValueError) as err:
+            raise CannotEvaluate(f"the recipe has no test set and its training dataset holds no batch past its {trained} ({type(err).__name__}: {err}): it is not a generator that can draw fresh items") from err
+
+    # Asked before the training prompts are gathered: a finite dataset is refused before that whole pass.
+    first = batch_past(trained)
+    seen = set()
     for i in range(trained):
         for builder in train.get_batch(i):
             seen.add(await prompt_of(builder))
     fresh: list[Any] = []
-    index = len(train)
-    while len(fresh) < num_items and index < len(train) + MAX_FRESH_BATCHES:
-        try:
-            batch = train.get_batch(index)
-        except (IndexError, KeyError, ValueError) as err:
-            raise CannotEvaluate(f"the recipe has no test set and its training dataset holds no batch past its {len(train)} ({type(err).__name__}: {err}): it is not a generator that can draw fresh items") from err
+    index = trained
+    while len(fresh) < num_items and index < trained + MAX_FRESH_BATCHES:
+        batch = first if index == trained else batch_past(index)
         if not batch:
             break
         for builder in batch:

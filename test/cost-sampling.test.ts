@@ -107,6 +107,14 @@ test("an evaluation on Tinker near the cap: one that fits runs, its spend is in 
   assert.match(refused.json.error, /^Refused: an evaluation of 2 model\(s\) on Tinker: RL_MAX_TOTAL_COST_USD=\$5 leaves \$[\d.]+ \(\$[\d.]+ spent in all of RL_HOME: runs \$[\d.]+ \(.*\), evaluations \$[\d.]+ \(.*\)\); its high estimate \$[\d.]+ does not fit/);
   assert.ok(Math.abs(refused.json.window_spent_usd - spend.total_usd) < 1e-12);
   assert.equal(fake.requests.length, asked, 'nothing sampled');
+
+  // atroposlib's own evaluate() samples through the recording proxy too: counted from what the endpoint reported.
+  const before = reported(fake);
+  const held = await finished(h, await h.call('rl_evaluate', { run_id: runId, method: 'evaluate', num_items: 3, wait_seconds: 120 }), 'eval_id', 'rl_evaluate');
+  assert.deepEqual([held.status, held.method], ['completed', 'evaluate']);
+  assert.ok(reported(fake) > before, 'it sampled');
+  const heldSpend = (await h.call('rl_estimate_cost')).json.spend.by_id.find((s: { kind: string; id: string }) => s.kind === 'evaluation' && s.id === held.eval_id);
+  assert.ok(heldSpend !== undefined && Math.abs(heldSpend.usd - (reported(fake) - before)) < 1e-12, `ledger ${heldSpend?.usd} vs the endpoint's usage ${reported(fake) - before}`);
 });
 
 test('four runs stopped in the same second and two evaluations at once: the ledger holds the sum of their own spends', async (t) => {

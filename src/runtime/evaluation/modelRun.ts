@@ -190,16 +190,35 @@ export class EvalModelRun {
     const verifiers = ctx.verifiers!;
     const cwd = join(ctx.dir, `${spec.stem}.vf`);
     await mkdir(cwd, { recursive: true });
-    const opts = { vfEnvId: verifiers.vf_env_id, model: spec.model, baseUrl: ctx.baseUrl, numExamples: ctx.numItems, rolloutsPerExample: ctx.groupSize };
-    const cmd = vfEvalCommand(ctx.settings, { ...opts, ...(verifiers.env_args ? { envArgs: verifiers.env_args } : {}), ...(verifiers.max_tokens ? { maxTokens: verifiers.max_tokens } : {}) });
-    return { ...cmd, cwd, env: vfEvalEnv(ctx.settings, ctx.keyConfig.key), collect: (base) => this.collectVf(base, cwd) };
+    const wire = await this.recordWire();
+    try {
+      const opts = { vfEnvId: verifiers.vf_env_id, model: spec.model, baseUrl: wire.baseUrl, numExamples: ctx.numItems, rolloutsPerExample: ctx.groupSize };
+      const cmd = vfEvalCommand(ctx.settings, { ...opts, ...(verifiers.env_args ? { envArgs: verifiers.env_args } : {}), ...(verifiers.max_tokens ? { maxTokens: verifiers.max_tokens } : {}) });
+      return { ...cmd, cwd, env: vfEvalEnv(ctx.settings, ctx.keyConfig.key), wire, collect: (base) => this.collectVf(base, cwd) };
+    } catch (err) {
+      await wire.stop();
+      throw err;
+    }
   }
 
   private async collectVf(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, cwd: string): Promise<ModelRunResult> {
+    // Failures name the endpoint itself, not the recording proxy in front of it.
     const found = await vfResults(cwd, { baseUrl: this.ctx.baseUrl, model: this.spec.model });
     if (!('rows' in found)) return fail(base, found.kind === 'crashed' ? 'no_output' : found.kind, found.error);
     const groups = byExample(found.rows).map((group) => group.map((r) => ({ item: messagesText(r.prompt), prompt: messagesText(r.prompt), completion: messagesText(r.completion), score: r.reward })));
-    return this.finish(base, groups);
+    return this.finish(base, groups, undefined, `${this.spec.stem}${WIRE_SUFFIX}`);
+  }
+
+  /**
+   * The recording proxy the model's process talks to the endpoint through: every exchange written
+   * to `<stem>.wire.jsonl` (the texts `process` replaces with placeholders, the tokens each model
+   * sampled) and metered in the spend ledger as it comes, whatever the method.
+   */
+  private recordWire(): Promise<WireRecording> {
+    const { ctx, spec } = this;
+    const { meter } = ctx;
+    const onExchange = meter ? { onExchange: (e: WireExchange) => e.status === 200 && e.usage && meter.add(e.model ?? spec.model, e.usage, spec.stem) } : {};
+    return recordWire(ctx.baseUrl, join(ctx.dir, `${spec.stem}${WIRE_SUFFIX}`), { redactor: ctx.redactor, logger: ctx.logger, processEnv: ctx.settings.processEnv, ...onExchange });
   }
 
   /** python/cookbook_eval.py: the recipe's own envs, sampled through the Tinker SDK with the key in its environment. */
@@ -223,15 +242,13 @@ export class EvalModelRun {
     const groupsFile = join(ctx.dir, `${spec.stem}.groups.jsonl`);
     // `process` writes placeholders for an OpenAI-compatible endpoint: its texts are taken from the wire.
     const wireFile = `${spec.stem}${WIRE_SUFFIX}`;
-    const { meter } = ctx;
-    const onExchange = meter ? { onExchange: (e: WireExchange) => e.status === 200 && e.usage && meter.add(e.model ?? spec.model, e.usage, spec.stem) } : {};
-    const wire = this.method === 'process' ? await recordWire(ctx.baseUrl, join(ctx.dir, wireFile), { redactor: ctx.redactor, logger: ctx.logger, processEnv: ctx.settings.processEnv, ...onExchange }) : undefined;
+    const wire = await this.recordWire();
     try {
       const cmd = await evalCommand(ctx.settings, ctx.keyConfig, {
         method: this.method,
         envFile: ctx.envFile,
         envConfig: ctx.envConfig,
-        baseUrl: wire?.baseUrl ?? ctx.baseUrl,
+        baseUrl: wire.baseUrl,
         modelId: spec.model,
         serverEntries: ctx.serverEntries,
         stem: `${spec.stem}-${this.method}`,
@@ -244,11 +261,11 @@ export class EvalModelRun {
         ...cmd,
         cwd: ctx.settings.root,
         env: processEnv(ctx.settings, false),
-        ...(wire ? { wire } : {}),
+        wire,
         collect: (base) => (evalDir !== undefined ? this.collectEvaluate(base, evalDir) : this.collectGroups(base, groupsFile, wireFile)),
       };
     } catch (err) {
-      await wire?.stop();
+      await wire.stop();
       throw err;
     }
   }
@@ -293,7 +310,7 @@ export class EvalModelRun {
     }
     const samplesFile = join(this.ctx.dir, `${this.spec.stem}.samples.jsonl`);
     await writeFile(samplesFile, this.ctx.redactor.redact(samplesText));
-    return this.finish(base, await readRolloutGroups(samplesFile, 'samples'), envMetrics);
+    return this.finish(base, await readRolloutGroups(samplesFile, 'samples'), envMetrics, `${this.spec.stem}${WIRE_SUFFIX}`);
   }
 
   private async collectGroups(base: Pick<ModelRunResult, 'log_file' | 'duration_seconds'>, groupsFile: string, wireFile: string): Promise<ModelRunResult> {

@@ -23,12 +23,16 @@ export class KeeperPartner {
   private dismissed = false;
   private respawn?: NodeJS.Timeout;
 
-  /** `cwd`: where the keeper's settings were read (their relative paths are that directory's). */
+  /**
+   * `cwd`: where the keeper's settings were read (their relative paths are that directory's). The
+   * shell is forked once the run's start-up has had its turn: a fork of the keeper is no step of
+   * the run's way to its first process.
+   */
   constructor(
     private readonly runDir: string,
     private readonly cwd: string,
   ) {
-    this.start();
+    setImmediate(() => this.dismissed || this.start());
   }
 
   /** The partner's pid (tests, the bench). */

@@ -16,6 +16,8 @@ import { estimateRun, type LengthsInfo, type RunShape } from '../../src/runtime/
 import { LengthCounter } from '../../src/runtime/cost/lengths.js';
 import { priceTable } from '../../src/runtime/cost/priceConfig.js';
 import { planOf, spendOf } from '../../src/runtime/cost/spend.js';
+import { holdSpend, listedCost, runCost, runLedgerEntry } from '../../src/runtime/runs/watching/runCost.js';
+import type { RunRecord } from '../../src/runtime/runs/seams/record.js';
 import { loadSettings } from '../../src/runtime/config/settings.js';
 import { priceTableOutcome } from '../../src/runtime/setup/costRequirements.js';
 import { TrainerLogScanner } from '../../src/runtime/runs/atropos/trainerLog.js';
@@ -91,6 +93,27 @@ test('spend so far: steps x per step, refined by the sequences trained and by th
   assert.ok(Math.abs(seen.step_usd - 0.00644) < 1e-12);
   assert.match(seen.basis, /^estimate: 3 steps done \(trainer log\) x \$0\.0064\/step from mean lengths of 2 batches the trainer took/);
   assert.equal(spendOf(planOf(estimateRun(SHAPE, undefined, measured()), undefined, undefined, undefined), { steps: 3 }), undefined);
+});
+
+test("a run's spend never goes down: a later estimate from a lower mean over more batches is held at the most it was counted at, in status, listing, budget and ledger", () => {
+  const plan = planOf(estimateRun(SHAPE, PRICE, measured()), 1, PRICE, { prompt: 100, completion: 70, trained: 170 });
+  const batch = (n: number, completion: number) => ({ batches: n, sequences: 32 * n, prompt_tokens: 32 * n * 100, completion_tokens: 32 * n * completion });
+  const record = { run_id: 'r1', cost: plan, observed: { observed_at: '2026-11-28T00:00:00Z', steps_completed: 3, batch_tokens: batch(1, 200) } } as unknown as RunRecord;
+  holdSpend(record);
+  const high = runCost(record)!.spent_usd!;
+  // A second batch with shorter completions lowers the mean, so 3 steps x the new mean come out lower.
+  record.observed!.batch_tokens = { batches: 2, sequences: 64, prompt_tokens: 6400, completion_tokens: 32 * 200 + 32 * 40 };
+  assert.ok(spendOf(plan, { steps: 3, batches: record.observed!.batch_tokens })!.spent_usd < high, 'the estimate alone goes down');
+  assert.equal(runCost(record)!.spent_usd, high);
+  assert.match(runCost(record)!.basis, /held at \$[\d.]+, the most it was counted at/);
+  assert.equal(listedCost(record)!.spent_usd, high);
+  assert.equal(runLedgerEntry(record)!.usd, high);
+  holdSpend(record);
+  assert.equal(record.spent_high_usd, high);
+  // A step more counts again from the estimate once it passes the figure held.
+  record.observed!.steps_completed = 5;
+  holdSpend(record);
+  assert.ok(record.spent_high_usd! > high && runCost(record)!.spent_usd === record.spent_high_usd);
 });
 
 test('budgets: a start over the run budget or over what the total budget leaves is refused with the figures; spend at the budget stops a run', () => {

@@ -16,7 +16,7 @@ import { newId, recordLockFile, RUN_FILES, RUN_ID_PATTERN, runLogFile, type RunP
 import { FileLock } from '../../../core/os/fileLock.js';
 import { isEnded, type RunStatus } from '../../../core/runWords.js';
 import { ledgerOf } from '../../ledger/ledger.js';
-import { recordRunSpend } from '../watching/runCost.js';
+import { holdSpend, recordRunSpend } from '../watching/runCost.js';
 import { damagedRun, type DamagedRun, isDamaged, parseRunRecord, type RegistryEntry, type RunRecord } from '../seams/record.js';
 
 /** The guarded section is a read and a rename: anything longer means a stuck holder. */
@@ -168,6 +168,7 @@ export class RunStore {
       const entry = this.read(runId);
       const before = entry === undefined || isDamaged(entry) ? undefined : entry.status;
       if (entry !== undefined && !isDamaged(entry) && mutate(entry) !== false && held) {
+        holdSpend(entry);
         this.whenRoom(mustWrite, () => writeAtomically(join(this.dir(runId), RUN_FILES.record), JSON.stringify(entry, null, 1), flushedWhen(before!, entry.status)));
         // Every change of a run's spend (a step, a billed figure, its end) passes here, whoever writes it.
         recordRunSpend(ledgerOf(this.home), entry);

@@ -138,6 +138,8 @@ export interface RunRecord {
   observed?: RunObservations;
   /** The cost estimate at start (an estimate: its figures say from what); spend is counted from it. */
   cost?: CostPlan;
+  /** The most its spend estimate was counted at (runCost.ts holdSpend): shown and budgeted when a later one is lower. */
+  spent_high_usd?: number;
   /** What Tinker itself said of the run: billed usage and checkpoint storage (runs/usage.ts), asked at most every RL_BILLING_REFRESH_SECONDS. */
   tinker?: RunTinkerUsage;
   /** Status rate limit: when the last full rl_check_status answer was given. */

@@ -17,7 +17,7 @@ import type { Settings } from '../../../core/settings.js';
 import { assessHealth } from '../watching/health.js';
 import type { RunFramework, RunObserver, Verdict } from '../seams/framework.js';
 import { now, type TrackedRun } from './trackedRun.js';
-import { budgetStop, recordRunSpend, type TotalBudget } from '../watching/runCost.js';
+import { budgetStop, recordRunSpend, runLedgerEntry, type TotalBudget } from '../watching/runCost.js';
 import { budgetWindowOf } from '../../ledger/budget.js';
 import { ledgerOf } from '../../ledger/ledger.js';
 import type { RunRecord } from '../seams/record.js';
@@ -94,8 +94,9 @@ export class Watchdog {
     const firstData = this.run.record.phase === 'waiting_for_data' && next.data_first_at !== undefined;
     // A kind of trouble seen for the first time is evidence a status check should have at once.
     const newSignal = Object.keys(next.env ?? {}).length > Object.keys(this.run.record.observed?.env ?? {}).length;
-    // A finished step moves the spend, which the other runs' watchdogs read for the total budget.
-    const stepped = next.steps_completed !== this.run.record.observed?.steps_completed;
+    // A finished step, or a batch that moves the spend figure, is written at once: the other runs'
+    // watchdogs read the spend in the ledger for the total budget, and run.json keeps its highest.
+    const stepped = next.steps_completed !== this.run.record.observed?.steps_completed || runLedgerEntry({ ...this.run.record, observed: next })?.usd !== runLedgerEntry(this.run.record)?.usd;
     const since = Date.now() - this.lastWrite;
     if (force || firstData || newSignal || stepped || (changed && since >= WRITE_EVERY_MS) || since >= HEARTBEAT_MS) {
       this.run.update((r) => {

@@ -71,8 +71,18 @@ function progressOf(record: RunRecord): RunProgress {
   return { steps: o?.steps_completed ?? 0, sequences: o?.sequences_trained, batches: o?.batch_tokens, total_steps: o?.total_steps, logged: o?.logged_tokens };
 }
 
+/** The run's spend by its record: the estimate from its progress, never below the most it was counted at before. */
 function spendOfRecord(record: RunRecord): ReturnType<typeof spendOf> {
-  return record.cost && spendOf(record.cost, progressOf(record));
+  const spend = record.cost && spendOf(record.cost, progressOf(record));
+  const high = record.spent_high_usd;
+  if (spend === undefined || high === undefined || high <= spend.spent_usd) return spend;
+  return { ...spend, spent_usd: high, basis: `${spend.basis}; held at ${money(high)}, the most it was counted at (the mean over more batches came out lower: a spend never goes down)` };
+}
+
+/** Keeps in the record the most its spend estimate has been counted at: called at every write of run.json. */
+export function holdSpend(record: RunRecord): void {
+  const spent = spendOfRecord(record)?.spent_usd;
+  if (spent !== undefined) record.spent_high_usd = spent;
 }
 
 /** What Tinker billed, as answers show it beside the estimate: when it was asked. */

@@ -102,8 +102,15 @@ function unknownArgument(root: Schema, issue: z.core.$ZodIssueUnrecognizedKeys):
 /** An array under its minimum: with a minimum of 1 it is empty, which is said as such (`steps: []`). */
 const fewItems = (min: number): string => (min === 1 ? 'it is empty; give at least 1 item or leave it out' : `it has fewer than ${min} items`);
 
-/** One issue of a failed parse, as the caller reads it; `root` is the input's JSON Schema. */
-function issueError(root: Schema, issue: z.core.$ZodIssue): ArgumentError {
+/** The value at `path` in the arguments, undefined where there is none. */
+function valueAt(input: unknown, path: Path): unknown {
+  let at = input;
+  for (const key of path) at = typeof at === 'object' && at !== null ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+  return at;
+}
+
+/** One issue of a failed parse, as the caller reads it; `root` is the input's JSON Schema, `input` the arguments given. */
+function issueError(root: Schema, issue: z.core.$ZodIssue, input: unknown): ArgumentError {
   if (issue.code === 'unrecognized_keys') return unknownArgument(root, issue);
   const field = fieldPath(issue.path);
   const name = field || '(arguments)';
@@ -114,16 +121,17 @@ function issueError(root: Schema, issue: z.core.$ZodIssue): ArgumentError {
   }
   const at = schemaAt(root, issue.path);
   const expected = at ? describeSchema(at) : issue.message;
-  const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
+  // Whatever zod calls it (a missing enum reads "Invalid option"), an argument not given is said as missing.
+  const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
   // zod's own text for a union no member accepts is a bare "Invalid input"; a schema's own message says more.
   const what = missing ? 'it is required' : issue.code === 'too_small' && issue.origin === 'array' ? fewItems(Number(issue.minimum)) : issue.message === 'Invalid input' ? `not ${expected}` : issue.message;
   return { error: `Invalid argument '${name}': ${what}.`, field, expected };
 }
 
 /** Every issue of a failed parse, unknown arguments first. */
-export function argumentProblems(root: Schema, issues: readonly z.core.$ZodIssue[]): ArgumentError[] {
+export function argumentProblems(root: Schema, issues: readonly z.core.$ZodIssue[], input: unknown): ArgumentError[] {
   const ordered = [...issues.filter((i) => i.code === 'unrecognized_keys'), ...issues.filter((i) => i.code !== 'unrecognized_keys')];
-  return ordered.map((issue) => issueError(root, issue));
+  return ordered.map((issue) => issueError(root, issue, input));
 }
 
 /** The answer to a call with these problems (at least one). */
@@ -134,8 +142,8 @@ export function refusal(problems: readonly ArgumentError[]): Refusal {
 }
 
 /** The answer to a failed parse, every issue in it; `root` is the input's JSON Schema. */
-export function argumentError(root: Schema, issues: readonly z.core.$ZodIssue[]): Refusal {
-  return refusal(argumentProblems(root, issues));
+export function argumentError(root: Schema, issues: readonly z.core.$ZodIssue[], input: unknown): Refusal {
+  return refusal(argumentProblems(root, issues, input));
 }
 
 /**

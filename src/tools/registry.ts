@@ -63,7 +63,7 @@ export function registerTools(server: McpServer, runtime: Runtime, tasks: Tasks)
     const { tool, listed } = entry;
     const parsed = tool.input.safeParse(args);
     const problems = [
-      ...(parsed.success ? [] : argumentProblems(listed.inputSchema as Schema, parsed.error.issues)),
+      ...(parsed.success ? [] : argumentProblems(listed.inputSchema as Schema, parsed.error.issues, args)),
       ...(tool.modes ? inapplicableArguments(tool.modes, args) : []),
     ];
     if (!parsed.success || problems.length > 0) {

@@ -49,7 +49,7 @@ test('argument errors name the field and what it accepts (table)', () => {
   for (const [args, field, expected, error] of cases) {
     const parsed = input.safeParse(args);
     assert.equal(parsed.success, false, JSON.stringify(args));
-    const answer = argumentError(schema, parsed.error!.issues);
+    const answer = argumentError(schema, parsed.error!.issues, args);
     assert.deepEqual([answer.field, answer.expected], [field, expected], JSON.stringify(args));
     assert.match(answer.error, error, JSON.stringify(args));
   }
@@ -61,9 +61,9 @@ test("a refusal names every problem: rl_checkpoints({steps: []}) names the missi
   const { input } = rlCheckpoints;
   const parsed = input.safeParse({ steps: [] });
   assert.equal(parsed.success, false);
-  const answer = argumentError(toolJsonSchema(input, 'input'), parsed.error!.issues);
+  const answer = argumentError(toolJsonSchema(input, 'input'), parsed.error!.issues, { steps: [] });
   assert.deepEqual(answer.problems?.map((p) => p.field), ['run_id', 'action', 'steps']);
-  assert.match(answer.error, /^3 problems with the arguments: Invalid argument 'run_id': it is required\. Invalid argument 'action': .* Invalid argument 'steps': it is empty; give at least 1 item or leave it out\.$/);
+  assert.match(answer.error, /^3 problems with the arguments: Invalid argument 'run_id': it is required\. Invalid argument 'action': it is required\. Invalid argument 'steps': it is empty; give at least 1 item or leave it out\.$/);
   assert.equal(answer.problems![2]!.expected, 'array of 1 to 500 items of integer of at least 0');
   assert.ok(input.safeParse({ run_id: 'deadbeef', action: 'delete', keep: { steps: [] } }).success, 'keep.steps may be empty: it keeps nothing more');
 });

@@ -121,8 +121,9 @@ function issueError(root: Schema, issue: z.core.$ZodIssue, input: unknown): Argu
   }
   const at = schemaAt(root, issue.path);
   const expected = at ? describeSchema(at) : issue.message;
-  // Whatever zod calls it (a missing enum reads "Invalid option"), an argument not given is said as missing.
-  const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
+  // An argument not given is said as missing, whatever zod's own text calls it (a missing enum reads
+  // "Invalid option"); a schema's own message for it says more and stands.
+  const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined && /^Invalid (input|option)\b/.test(issue.message);
   // zod's own text for a union no member accepts is a bare "Invalid input"; a schema's own message says more.
   const what = missing ? 'it is required' : issue.code === 'too_small' && issue.origin === 'array' ? fewItems(Number(issue.minimum)) : issue.message === 'Invalid input' ? `not ${expected}` : issue.message;
   return { error: `Invalid argument '${name}': ${what}.`, field, expected };
